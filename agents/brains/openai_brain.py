@@ -1,0 +1,147 @@
+"""Any OpenAI-compatible endpoint (OpenAI, vLLM, SGLang, llama.cpp server, Ollama) via the `openai` SDK.
+
+Retries with exponential backoff on 429 / 5xx / connection errors and timeouts are the SDK's
+own (`max_retries`, `timeout_s`); what they cannot fix becomes a `BrainError` that names the
+URL and says what to do.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import time
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+import openai
+
+from agents.brains.base import BrainError, BrainOutput, Message, ToolCall, approx_tokens
+
+LOCAL_SERVER_HINT = ("start a local one with: python -m llama_cpp.server --model $(python -m agents.brains.model_files) "
+                     "--host 127.0.0.1 --port 8000   and pass brain.base_url=http://127.0.0.1:8000/v1")
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlparse(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class OpenAIBrain:
+    name = "openai"
+
+    def __init__(self, base_url: str = "https://api.openai.com/v1", model: str = "gpt-4o-mini", api_key: str | None = None,
+                 temperature: float = 0.0, max_tokens: int = 256, timeout_s: float = 60.0, max_retries: int = 4,
+                 logprobs: bool = False, tool_choice: Any = "auto", **_: Any) -> None:
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if not _is_loopback(base_url):
+                raise BrainError(f"no API key for {base_url}: set OPENAI_API_KEY or pass brain.api_key=...")
+            key = "sk-no-key-needed"  # local servers ignore it, the SDK requires one
+        self.base_url, self.model = base_url.rstrip("/"), model
+        self.temperature, self.max_tokens, self.logprobs = temperature, max_tokens, logprobs
+        self.tool_choice = tool_choice  # "auto" | "required" | a tool name (forced)
+        timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+        self._kw = dict(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=max_retries)
+        self._sync: openai.OpenAI | None = None
+        self._async: openai.AsyncOpenAI | None = None
+
+    @property
+    def client(self) -> openai.OpenAI:
+        if self._sync is None:
+            self._sync = openai.OpenAI(**self._kw)
+        return self._sync
+
+    @property
+    def aclient(self) -> openai.AsyncOpenAI:
+        if self._async is None:
+            self._async = openai.AsyncOpenAI(**self._kw)
+        return self._async
+
+    def count_tokens(self, text: str) -> int:
+        return approx_tokens(text)  # no tokenizer download at run time; ~4 chars a token
+
+    def _request(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
+                 stop: list[str] | None, tools: list[dict] | None) -> dict[str, Any]:
+        req: dict[str, Any] = {"model": self.model, "messages": messages,
+                               "temperature": self.temperature if temperature is None else temperature,
+                               "max_tokens": max_tokens or self.max_tokens}
+        if stop:
+            req["stop"] = stop
+        if tools:
+            req["tools"] = tools
+            tc = self.tool_choice
+            if tc not in ("auto", "required", "none"):
+                tc = {"type": "function", "function": {"name": tc}}
+            req["tool_choice"] = tc
+        if self.logprobs:
+            req["logprobs"] = True
+            req["top_logprobs"] = 1  # some servers (llama.cpp's) return none without it
+        return req
+
+    def _error(self, e: Exception) -> BrainError:
+        url = f"{self.base_url}/chat/completions"
+        if isinstance(e, openai.APITimeoutError):
+            return BrainError(f"{url} did not answer in time after retries ({e}). Raise brain.timeout_s or check the server.")
+        if isinstance(e, openai.APIConnectionError):
+            return BrainError(f"could not reach {url} ({e.__cause__ or e}). Check brain.base_url, or {LOCAL_SERVER_HINT}")
+        if isinstance(e, openai.AuthenticationError):
+            return BrainError(f"{url} rejected the API key (401). Set OPENAI_API_KEY or brain.api_key.")
+        if isinstance(e, openai.NotFoundError):
+            return BrainError(f"{url} answered 404: wrong brain.base_url (it should end in /v1) or unknown model {self.model!r}.")
+        if isinstance(e, openai.APIStatusError):
+            return BrainError(f"{url} answered HTTP {e.status_code} after retries: {str(e)[:300]}")
+        return BrainError(f"{url} returned a response that is not a valid chat completion ({type(e).__name__}: {str(e)[:300]})")
+
+    def _output(self, resp: Any, t0: float) -> BrainOutput:
+        try:
+            choice = resp.choices[0]
+            msg = choice.message
+        except (AttributeError, IndexError, TypeError) as e:
+            raise BrainError(f"{self.base_url}/chat/completions returned no choices: {str(resp)[:300]}") from e
+        calls = [ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "")
+                 for c in (msg.tool_calls or []) if getattr(c, "function", None)]
+        lps = None
+        if getattr(choice, "logprobs", None) is not None and choice.logprobs.content:
+            lps = [float(t.logprob) for t in choice.logprobs.content]
+        usage = resp.usage
+        text = msg.content or ""
+        return BrainOutput(text=text, tool_calls=calls,
+                           tokens_in=int(usage.prompt_tokens) if usage else approx_tokens(str(resp)),
+                           tokens_out=int(usage.completion_tokens) if usage else approx_tokens(text),
+                           latency_s=time.perf_counter() - t0, logprobs=lps, finish_reason=choice.finish_reason,
+                           model=getattr(resp, "model", None) or self.model)
+
+    _FAIL = (openai.OpenAIError, ValueError, TypeError)
+
+    def complete(self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
+                 stop: list[str] | None = None, tools: list[dict] | None = None) -> BrainOutput:
+        t0 = time.perf_counter()
+        try:
+            resp = self.client.chat.completions.create(**self._request(messages, temperature, max_tokens, stop, tools))
+        except self._FAIL as e:
+            raise self._error(e) from e
+        return self._output(resp, t0)
+
+    async def acomplete(self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
+                        stop: list[str] | None = None, tools: list[dict] | None = None) -> BrainOutput:
+        t0 = time.perf_counter()
+        try:
+            resp = await self.aclient.chat.completions.create(**self._request(messages, temperature, max_tokens, stop, tools))
+        except self._FAIL as e:
+            raise self._error(e) from e
+        return self._output(resp, t0)
+
+    def check(self) -> None:
+        """Fail fast, before a run starts, if the endpoint is unreachable."""
+        try:
+            self.client.with_options(max_retries=0, timeout=10.0).models.list()
+        except openai.APIStatusError:
+            return  # reachable; some servers do not implement /models
+        except self._FAIL as e:
+            raise self._error(e) from e

@@ -1,0 +1,66 @@
+"""Scripted expert brain: the env's own expert policy, plus an epsilon of random valid actions.
+
+Deterministic for a seed. For tests, baselines and cheap data. The env supplies the policy
+through `expert_action()` (see `envs.contract.HasExpert`); the brain adds the noise so every
+env gets the same epsilon semantics.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+import gymnasium as gym
+
+from agents.brains.base import BrainError, BrainOutput, CandidateScore, Message, SyncBrainMixin, approx_tokens
+from envs.contract import HasExpert
+
+
+class ScriptedBrain(SyncBrainMixin):
+    name = "scripted"
+
+    def __init__(self, epsilon: float = 0.0, seed: int = 0, **_: Any) -> None:
+        if not 0.0 <= epsilon <= 1.0:
+            raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
+        self.epsilon = epsilon
+        self.model = f"expert(eps={epsilon})"
+        self._rng = random.Random(seed)
+        self._env: Any = None
+
+    def fork(self, seed: int) -> "ScriptedBrain":
+        """A fresh instance for one episode: the brain holds the env it is bound to."""
+        return ScriptedBrain(self.epsilon, seed)
+
+    def bind_env(self, env: gym.Env) -> None:
+        base = env.unwrapped
+        if not isinstance(base, HasExpert):
+            raise BrainError(f"brain=scripted needs an env with an expert policy (expert_action()); "
+                             f"{type(base).__name__} has none")
+        self._env = base
+
+    def count_tokens(self, text: str) -> int:
+        return approx_tokens(text)
+
+    def _expert(self) -> str:
+        if self._env is None:
+            raise BrainError("scripted brain is not bound to an env: the episode loop calls bind_env(env) first")
+        return self._env.expert_action()
+
+    def choose(self, messages: list[Message], candidates: list[str], *, temperature: float = 0.0,
+               prefix: str = "", seed: int | None = None) -> BrainOutput:
+        t0 = time.perf_counter()
+        rng = random.Random(seed) if seed is not None else self._rng
+        concrete = [c for c in candidates if "..." not in c]
+        if concrete and rng.random() < self.epsilon:
+            action = rng.choice(concrete)
+        else:
+            action = self._expert()
+        scores = [CandidateScore(text=c, logprob=0.0 if c == action else float("-inf"), n_tokens=0,
+                                 score=1.0 if c == action else 0.0) for c in concrete]
+        return BrainOutput(text=prefix + action, latency_s=time.perf_counter() - t0, candidates=scores, model=self.model)
+
+    def complete(self, messages: list[Message], **_: Any) -> BrainOutput:
+        t0 = time.perf_counter()
+        return BrainOutput(text=f"Thought: follow the expert policy.\nAction: {self._expert()}",
+                           latency_s=time.perf_counter() - t0, model=self.model)

@@ -1,0 +1,150 @@
+"""Agent = Brain + Perception + Action + Memory.
+
+Two ways to act, chosen per step by `mode`:
+- `generate`: the brain writes text (ReAct) or tool calls, parsed into an action;
+- `choose`: when the env lists its actions and the brain can rank (`ChoosingBrain`), the brain
+  picks one by likelihood (argmax, or sampled at a temperature for diverse candidates).
+`auto` = choose when possible, else generate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agents.action import REACT_FORMAT, ParseResult, action_tools, parse_react, parse_tool_call
+from agents.brains.base import Brain, BrainOutput, ChoosingBrain
+from agents.memory.base import Memory, MemoryItem
+from agents.perception import Percept, Perception
+
+Mode = Literal["auto", "generate", "choose"]
+ActionFormat = Literal["react", "tool_calls"]
+CHOOSE_PREFIX = "Action: "
+CHOOSE_FORMAT = "Reply with one line: Action: <one of the available actions>"
+
+
+@dataclass
+class Decision:
+    percept: Percept
+    output: BrainOutput
+    parsed: ParseResult
+    mode: str
+
+
+class Agent:
+    def __init__(self, brain: Brain, perception: Perception | None = None, memory: Memory | None = None, *,
+                 mode: Mode = "auto", action_format: ActionFormat = "react", temperature: float | None = None,
+                 max_tokens: int = 256, memory_budget_tokens: int = 512, observation_memory_chars: int = 400,
+                 seed: int | None = None) -> None:
+        if mode not in ("auto", "generate", "choose"):
+            raise ValueError(f"agent mode must be one of auto, generate, choose; got {mode!r}")
+        if action_format not in ("react", "tool_calls"):
+            raise ValueError(f"action_format must be 'react' or 'tool_calls'; got {action_format!r}")
+        if mode == "choose" and not isinstance(brain, ChoosingBrain):
+            raise ValueError(f"mode=choose needs a brain that can rank actions (local, scripted); {brain.name!r} cannot")
+        self.brain = brain
+        self.perception = perception or Perception(count_tokens=brain.count_tokens)
+        self.memory = memory
+        self.mode = mode
+        self.action_format = action_format
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.memory_budget_tokens = memory_budget_tokens
+        self.observation_memory_chars = observation_memory_chars
+        self.seed = seed
+        self.instruction = ""
+        self._feedback: str | None = None
+        self._step = 0
+
+    # ------------------------------------------------------------------ episode hooks
+    def reset(self, instruction: str, seed: int | None = None) -> None:
+        self.instruction = instruction
+        self._feedback = None
+        self._step = 0
+        if seed is not None:
+            self.seed = seed
+        if self.memory is not None:
+            self.memory.on_episode_start(instruction)
+
+    def end(self, outcome: dict[str, Any]) -> None:
+        if self.memory is not None:
+            self.memory.on_episode_end(outcome)
+
+    def observe(self, action: str | None, observation: str, reward: float, info: dict[str, Any],
+                feedback: str | None = None) -> None:
+        """Record what happened; the next prompt shows `feedback` if the last reply was rejected."""
+        self._feedback = feedback
+        self._step += 1
+        if self.memory is None:
+            return
+        if action is not None:
+            self.memory.add(MemoryItem(text=action, kind="action", time=float(self._step)))
+        text = feedback or observation
+        if len(text) > self.observation_memory_chars:
+            text = text[: self.observation_memory_chars] + " [...]"
+        kind = "feedback" if feedback else "observation"
+        self.memory.add(MemoryItem(text=text, kind=kind, time=float(self._step), importance=min(1.0, abs(reward))))
+
+    # ------------------------------------------------------------------ deciding
+    def _choosing(self, info: dict[str, Any]) -> bool:
+        if self.mode == "generate" or not isinstance(self.brain, ChoosingBrain):
+            return False
+        return bool(info.get("available_actions") or info.get("action_templates"))
+
+    def _prepare(self, observation: str, info: dict[str, Any]) -> tuple[Percept, bool]:
+        choosing = self._choosing(info)
+        memory_context = ""
+        if self.memory is not None:
+            memory_context = self.memory.build_context(f"{self.instruction}\n{observation}", self.memory_budget_tokens,
+                                                       self.brain.count_tokens)
+        fmt = CHOOSE_FORMAT if choosing else (REACT_FORMAT if self.action_format == "react"
+                                              else "Call exactly one of the provided tools.")
+        percept = self.perception.build(instruction=self.instruction or str(info.get("instruction", "")),
+                                        observation=observation, available_actions=info.get("available_actions"),
+                                        action_templates=info.get("action_templates"), memory_context=memory_context,
+                                        feedback=self._feedback, format_instructions=fmt)
+        return percept, choosing
+
+    def _step_seed(self) -> int | None:
+        return None if self.seed is None else self.seed * 1000 + self._step
+
+    def _finish(self, percept: Percept, output: BrainOutput, choosing: bool, info: dict[str, Any]) -> Decision:
+        available, templates = info.get("available_actions"), info.get("action_templates")
+        if choosing:
+            parsed = parse_react(output.text, available, templates)
+        elif self.action_format == "tool_calls":
+            parsed = parse_tool_call(output, available, templates)
+        else:
+            parsed = parse_react(output.text, available, templates)
+        return Decision(percept, output, parsed, "choose" if choosing else "generate")
+
+    def _choose_args(self, info: dict[str, Any]) -> list[str]:
+        return list(info.get("action_templates") or []) + list(info.get("available_actions") or [])
+
+    def _generate_kwargs(self, info: dict[str, Any]) -> dict[str, Any]:
+        kw: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.action_format == "tool_calls":
+            kw["tools"] = action_tools(info.get("available_actions"), info.get("action_templates"))
+        return kw
+
+    def decide(self, observation: str, info: dict[str, Any]) -> Decision:
+        percept, choosing = self._prepare(observation, info)
+        if choosing:
+            output = self.brain.choose(percept.messages, self._choose_args(info),  # type: ignore[attr-defined]
+                                       temperature=self.temperature or 0.0, prefix=CHOOSE_PREFIX, seed=self._step_seed())
+        else:
+            output = self.brain.complete(percept.messages, **self._generate_kwargs(info))
+        return self._finish(percept, output, choosing, info)
+
+    async def adecide(self, observation: str, info: dict[str, Any]) -> Decision:
+        percept, choosing = self._prepare(observation, info)
+        if choosing:
+            achoose = getattr(self.brain, "achoose", None)
+            kw = dict(temperature=self.temperature or 0.0, prefix=CHOOSE_PREFIX, seed=self._step_seed())
+            if achoose is not None:
+                output = await achoose(percept.messages, self._choose_args(info), **kw)
+            else:
+                output = self.brain.choose(percept.messages, self._choose_args(info), **kw)  # type: ignore[attr-defined]
+        else:
+            output = await self.brain.acomplete(percept.messages, **self._generate_kwargs(info))
+        return self._finish(percept, output, choosing, info)

@@ -1,0 +1,198 @@
+"""The episode loop, sync and async, and bounded-concurrency runs of many episodes.
+
+The loop is one state machine (`EpisodeRunner`) driven by two ten-line drivers, so the sync
+and async paths cannot drift apart. Every step is recorded as a `StepRecord`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import gymnasium as gym
+
+from agents.core.agent import Agent, Decision
+from agents.trajectories.schema import CandidateRecord, EpisodeRecord, EpisodeStats, Outcome, StepRecord
+
+log = logging.getLogger(__name__)
+
+
+def _jsonable(value: Any) -> Any:
+    """Info dicts can hold numpy scalars, tuples, sets: make them JSON-safe for the record."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return item()
+        except (TypeError, ValueError):
+            pass
+    return repr(value)
+
+
+class EpisodeRunner:
+    """Holds one episode's state between the agent's decisions and the env's answers."""
+
+    def __init__(self, env: gym.Env, agent: Agent, *, seed: int, max_steps: int = 30, max_invalid: int = 5,
+                 env_name: str = "", env_kwargs: dict[str, Any] | None = None, episode_id: str | None = None,
+                 config_hash: str = "", keep_messages: bool = True, reset_options: dict[str, Any] | None = None,
+                 success_threshold: float = 1.0) -> None:
+        self.env, self.agent = env, agent
+        self.seed, self.max_steps, self.max_invalid = seed, max_steps, max_invalid
+        self.env_name = env_name or (env.spec.id if env.spec else type(env).__name__)
+        self.env_kwargs = env_kwargs or {}
+        self.episode_id = episode_id or f"{self.env_name}-{seed}"
+        self.config_hash, self.keep_messages = config_hash, keep_messages
+        self.reset_options = reset_options
+        self.success_threshold = success_threshold
+        self.steps: list[StepRecord] = []
+        self.obs, self.info = "", {}
+        self.done = False
+        self.terminated = self.truncated = False
+        self.truncation_reason: str | None = None
+        self.consecutive_invalid = 0
+        self.env_steps = 0
+        self.total_reward = 0.0
+        self.last_reward = 0.0
+        self.started_at = time.time()
+        self._t0 = time.perf_counter()
+
+    def begin(self, obs: str, info: dict[str, Any]) -> None:
+        self.obs, self.info = obs, info
+        self.initial_observation = obs
+        self.instruction = str(info.get("instruction", ""))
+        self.agent.reset(self.instruction, seed=self.seed)
+
+    def apply(self, decision: Decision, env_result: tuple | None) -> None:
+        """Record one step. `env_result` is None when the output did not parse (the env was not stepped)."""
+        out, parsed = decision.output, decision.parsed
+        candidates = None
+        if out.candidates:
+            candidates = [CandidateRecord(text=c.text, logprob=c.logprob, n_tokens=c.n_tokens, score=c.score)
+                          for c in out.candidates]
+        common = dict(index=len(self.steps), messages=decision.percept.messages if self.keep_messages else None,
+                      raw_output=out.text, thought=parsed.thought, tokens_in=out.tokens_in, tokens_out=out.tokens_out,
+                      latency_s=out.latency_s, logprobs=out.logprobs, candidates=candidates,
+                      memory_context=decision.percept.memory_context or None)
+        if env_result is None:
+            self.consecutive_invalid += 1
+            feedback = parsed.error or "Your reply could not be parsed."
+            self.agent.observe(None, self.obs, 0.0, self.info, feedback=feedback)
+            self.steps.append(StepRecord(**common, action=None, parse_error=feedback, observation=feedback))
+        else:
+            obs, reward, terminated, truncated, info = env_result
+            self.env_steps += 1
+            reward = float(reward)
+            env_error = info.get("error")
+            self.consecutive_invalid = self.consecutive_invalid + 1 if env_error else 0
+            self.total_reward += reward
+            if reward != 0.0:
+                self.last_reward = reward
+            self.steps.append(StepRecord(**common, action=parsed.action, env_error=env_error, observation=obs,
+                                         reward=reward, terminated=bool(terminated), truncated=bool(truncated),
+                                         info=_jsonable(info)))
+            self.agent.observe(parsed.action, obs, reward, info, feedback=None)
+            self.obs, self.info = obs, info
+            if terminated or truncated:
+                self.done = True
+                self.terminated, self.truncated = bool(terminated), bool(truncated)
+                if truncated and not terminated:
+                    self.truncation_reason = "env"
+                return
+        if self.consecutive_invalid >= self.max_invalid:
+            self._cut(f"invalid_outputs: {self.consecutive_invalid} invalid outputs in a row "
+                      f"(last: {self.steps[-1].parse_error or self.steps[-1].env_error})")
+        elif len(self.steps) >= self.max_steps:
+            self._cut("max_steps")
+
+    def _cut(self, reason: str) -> None:
+        self.done, self.truncated, self.truncation_reason = True, True, reason
+        if self.steps:
+            self.steps[-1].truncated = True
+
+    def fail(self, error: BaseException) -> None:
+        self._cut(f"error: {type(error).__name__}: {error}")
+
+    def record(self, brain_name: str, model: str) -> EpisodeRecord:
+        reward = self.last_reward
+        outcome = Outcome(reward=reward, total_reward=self.total_reward, success=reward >= self.success_threshold,
+                          terminated=self.terminated, truncated=self.truncated, truncation_reason=self.truncation_reason)
+        stats = EpisodeStats(
+            steps=len(self.steps), env_steps=self.env_steps,
+            invalid_actions=sum(1 for s in self.steps if s.env_error), parse_failures=sum(1 for s in self.steps if s.parse_error),
+            tokens_in=sum(s.tokens_in for s in self.steps), tokens_out=sum(s.tokens_out for s in self.steps),
+            brain_time_s=sum(s.latency_s for s in self.steps), wall_time_s=time.perf_counter() - self._t0)
+        self.agent.end(outcome.model_dump())
+        return EpisodeRecord(episode_id=self.episode_id, env=self.env_name, env_id=self.env.spec.id if self.env.spec else "",
+                             env_kwargs=_jsonable(self.env_kwargs), seed=self.seed, instruction=self.instruction,
+                             initial_observation=self.initial_observation, brain=brain_name, model=model,
+                             config_hash=self.config_hash, steps=self.steps, outcome=outcome, stats=stats,
+                             started_at=self.started_at, finished_at=time.time())
+
+
+def _bind(agent: Agent, env: gym.Env) -> None:
+    bind = getattr(agent.brain, "bind_env", None)
+    if bind is not None:
+        bind(env)
+
+
+def run_episode(env: gym.Env, agent: Agent, *, seed: int = 0, **kwargs: Any) -> EpisodeRecord:
+    runner = EpisodeRunner(env, agent, seed=seed, **kwargs)
+    _bind(agent, env)
+    runner.begin(*env.reset(seed=seed, options=runner.reset_options))
+    while not runner.done:
+        decision = agent.decide(runner.obs, runner.info)
+        runner.apply(decision, env.step(decision.parsed.action) if decision.parsed.ok else None)
+    return runner.record(agent.brain.name, agent.brain.model)
+
+
+async def arun_episode(env: gym.Env, agent: Agent, *, seed: int = 0, **kwargs: Any) -> EpisodeRecord:
+    """Async loop; uses the env's `areset`/`astep` when it has them (e.g. a remote env)."""
+    runner = EpisodeRunner(env, agent, seed=seed, **kwargs)
+    _bind(agent, env)
+    areset, astep = getattr(env, "areset", None), getattr(env, "astep", None)
+    first = await areset(seed=seed, options=runner.reset_options) if areset else env.reset(seed=seed, options=runner.reset_options)
+    runner.begin(*first)
+    while not runner.done:
+        decision = await agent.adecide(runner.obs, runner.info)
+        result = None
+        if decision.parsed.ok:
+            result = await astep(decision.parsed.action) if astep else env.step(decision.parsed.action)
+        runner.apply(decision, result)
+    return runner.record(agent.brain.name, agent.brain.model)
+
+
+async def run_many(jobs: Iterable[Any], run_one: Callable[[Any], Awaitable[EpisodeRecord]], *, concurrency: int = 4,
+                   on_done: Callable[[EpisodeRecord], None] | None = None,
+                   on_error: Callable[[Any, BaseException], None] | None = None) -> list[EpisodeRecord]:
+    """Run `run_one(job)` for every job with at most `concurrency` in flight; results in completion order.
+
+    A job that raises is reported through `on_error` (and logged) without stopping the others.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    sem = asyncio.Semaphore(concurrency)
+    results: list[EpisodeRecord] = []
+
+    async def one(job: Any) -> None:
+        async with sem:
+            try:
+                rec = await run_one(job)
+            except Exception as e:  # one broken episode must not sink the run
+                log.exception("episode %s failed", job)
+                if on_error:
+                    on_error(job, e)
+                return
+            results.append(rec)
+            if on_done:
+                on_done(rec)
+
+    await asyncio.gather(*(one(j) for j in jobs))
+    return results

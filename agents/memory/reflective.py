@@ -1,0 +1,165 @@
+"""Reflective (experiential) memory: lessons carried across episodes.
+
+During an episode it keeps the trace; at the end a reflector (brain or rule) derives lessons, which are
+stored; at the start of the next episode the lessons most relevant to its instruction are selected and
+`build_context` injects them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter
+from agents.memory.budget import pack_indices
+from agents.memory.embeddings import Embedder, get_embedder
+from agents.memory.reflectors import BrainReflector, Reflector, RuleReflector, succeeded
+from agents.memory.state import check_header, parse_model
+from agents.memory.text import overlap_score
+
+STATE_VERSION = 1
+
+
+class ReflectiveConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    inject_k: int = Field(3, ge=1)
+    max_lessons: int = Field(200, ge=1)
+    max_events: int = Field(60, ge=1)
+    embedder: Literal["minilm", "hashing", "lexical"] = "lexical"  # lessons are few: word overlap is enough by default
+    reflector: Literal["auto", "brain", "rule"] = "auto"  # auto = brain if one is given
+
+
+@dataclass
+class Lesson:
+    text: str
+    instruction: str
+    success: bool
+    episode: int
+    count: int = 1  # times the same lesson was derived again
+
+
+class LessonModel(BaseModel):
+    text: str
+    instruction: str
+    success: bool
+    episode: int
+    count: int = 1
+
+
+class ReflectiveMemory:
+    name = "reflective"
+
+    def __init__(self, brain: Any = None, config: ReflectiveConfig | None = None, reflector: Reflector | None = None,
+                 embedder: Embedder | None = None, **kwargs: Any) -> None:
+        self.config = config or ReflectiveConfig(**kwargs)
+        c = self.config
+        if reflector is None:
+            if c.reflector == "brain" and brain is None:
+                raise ValueError("reflective memory with reflector='brain' needs a brain")
+            use_brain = brain is not None and c.reflector != "rule"
+            reflector = BrainReflector(brain) if use_brain else RuleReflector()
+        self.reflector = reflector
+        self.embedder = embedder or (None if c.embedder == "lexical" else get_embedder(c.embedder))
+        self.lessons: list[Lesson] = []
+        self._vecs: np.ndarray | None = None
+        self.events: deque[MemoryItem] = deque(maxlen=c.max_events)
+        self.instruction = ""
+        self.episode = 0
+        self.active: list[Lesson] = []
+        self.last_injected = ""
+
+    # -- relevance ----------------------------------------------------------------------------
+    @staticmethod
+    def _key(lesson: Lesson) -> str:
+        return f"{lesson.instruction} {lesson.text}"
+
+    def _relevance(self, query: str) -> np.ndarray:
+        if not self.lessons:
+            return np.zeros(0, dtype=np.float32)
+        if self.embedder is None:
+            return np.asarray([overlap_score(query, self._key(l)) for l in self.lessons], dtype=np.float32)
+        if self._vecs is None or len(self._vecs) != len(self.lessons):
+            self._vecs = self.embedder.embed([self._key(l) for l in self.lessons])
+        return self._vecs @ self.embedder.embed([query])[0]
+
+    def _rank(self, query: str, k: int) -> list[Lesson]:
+        rel = self._relevance(query)
+        if rel.size == 0:
+            return []
+        # relevance first; among equals prefer lessons derived repeatedly, then newer ones
+        order = sorted(range(len(self.lessons)),
+                       key=lambda i: (-round(float(rel[i]), 6), -self.lessons[i].count, -self.lessons[i].episode))
+        return [self.lessons[i] for i in order[:k]]
+
+    # -- protocol -----------------------------------------------------------------------------
+    def add(self, item: MemoryItem) -> None:
+        """Lesson items (kind='lesson') are stored directly; anything else is part of the current trace."""
+        if item.kind == "lesson":
+            self._store([item.text], succeeded(item.meta))
+        else:
+            self.events.append(item)
+
+    def retrieve(self, query: str, k: int = 5) -> list[MemoryItem]:
+        return [MemoryItem(l.text, kind="lesson", time=float(l.episode),
+                           meta={"instruction": l.instruction, "success": l.success, "count": l.count})
+                for l in self._rank(query, k)]
+
+    def build_context(self, query: str, budget_tokens: int, count_tokens: TokenCounter) -> str:
+        chosen = self.active or self._rank(query, self.config.inject_k)
+        lines = [f"- {l.text}" for l in chosen]
+        header = "Lessons from earlier episodes:"
+        kept = pack_indices(lines, budget_tokens, count_tokens, header=header)
+        self.last_injected = "\n".join([header, *(lines[i] for i in kept)]) if kept else ""
+        return self.last_injected
+
+    def on_episode_start(self, instruction: str) -> None:
+        self.episode += 1
+        self.instruction = instruction
+        self.events.clear()
+        self.active = self._rank(instruction, self.config.inject_k)
+
+    def on_episode_end(self, outcome: dict[str, Any]) -> None:
+        lessons = self.reflector.reflect(self.instruction, list(self.events), outcome)
+        self._store(lessons, succeeded(outcome))
+        self.events.clear()
+
+    def _store(self, texts: list[str], success: bool) -> None:
+        for text in texts:
+            text = " ".join(text.split())
+            same = next((l for l in self.lessons if l.text.lower() == text.lower()), None)
+            if same:
+                same.count += 1
+                same.episode = self.episode
+                continue
+            self.lessons.append(Lesson(text, self.instruction, success, self.episode))
+        if len(self.lessons) > self.config.max_lessons:  # forget the least confirmed, oldest first
+            self.lessons.sort(key=lambda l: (l.count, l.episode), reverse=True)
+            del self.lessons[self.config.max_lessons:]
+            self.lessons.sort(key=lambda l: l.episode)
+        self._vecs = None
+
+    def save_state(self) -> dict[str, Any]:
+        return {"version": STATE_VERSION, "kind": self.name, "config": self.config.model_dump(),
+                "episode": self.episode, "lessons": [asdict(l) for l in self.lessons]}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        check_header(state, self.name, STATE_VERSION)
+        raw = state.get("lessons")
+        if not isinstance(raw, list):
+            raise MemoryStateError(f"reflective memory state: 'lessons' must be a list, got {type(raw).__name__}")
+        lessons = [Lesson(**parse_model(LessonModel, r, f"reflective memory state 'lessons[{i}]'").model_dump())
+                   for i, r in enumerate(raw)]
+        episode = state.get("episode")
+        if not isinstance(episode, int):
+            raise MemoryStateError(f"reflective memory state: 'episode' must be an int, got {episode!r}")
+        self.lessons, self.episode, self._vecs, self.active = lessons, episode, None, []
+
+    def clear(self) -> None:
+        self.lessons, self._vecs, self.active = [], None, []
+        self.events.clear()
+        self.instruction, self.last_injected = "", ""

@@ -1,0 +1,93 @@
+"""Derive lessons from a finished episode (Reflexion-style): by asking a brain, or by rule.
+
+The rule reflector serves scripted brains and runs without a model: it turns what the trace shows
+(invalid actions and their error messages, the action sequence, the outcome) into short, reusable advice.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Protocol
+
+from agents.memory.base import MemoryItem
+from agents.memory.text import render
+
+log = logging.getLogger(__name__)
+
+SYSTEM = ("You review an agent's finished attempt at a task and write lessons that will help on the next, "
+          "similar task. Each lesson is one short imperative sentence, concrete and reusable. "
+          "Output 1 to 3 lines, each starting with '- '.")
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*(.+?)\s*$")
+
+
+def succeeded(outcome: dict[str, Any]) -> bool:
+    if "success" in outcome:
+        return bool(outcome["success"])
+    return float(outcome.get("reward", 0) or 0) > 0
+
+
+class Reflector(Protocol):
+    def reflect(self, instruction: str, events: list[MemoryItem], outcome: dict[str, Any]) -> list[str]: ...
+
+
+class BrainReflector:
+    def __init__(self, brain: Any, max_tokens: int = 160, max_event_chars: int = 3000) -> None:
+        if not hasattr(brain, "complete"):
+            raise TypeError(f"brain must have complete(messages, ...), got {type(brain).__name__}")
+        self.brain = brain
+        self.max_tokens = max_tokens
+        self.max_event_chars = max_event_chars
+
+    def reflect(self, instruction: str, events: list[MemoryItem], outcome: dict[str, Any]) -> list[str]:
+        trace = "\n".join(render(e) for e in events)[-self.max_event_chars:]
+        verdict = "SUCCEEDED" if succeeded(outcome) else "FAILED"
+        facts = ", ".join(f"{k}={v}" for k, v in outcome.items() if isinstance(v, (str, int, float, bool)))
+        user = f"Task: {instruction}\n\nWhat happened:\n{trace}\n\nOutcome: {verdict} ({facts})\n\nLessons:"
+        out = self.brain.complete([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+                                  temperature=0.0, max_tokens=self.max_tokens)
+        lessons = parse_lessons(out.text or "")
+        if not lessons:
+            log.warning("reflection brain gave no usable lesson; falling back to the rule reflector")
+            return RuleReflector().reflect(instruction, events, outcome)
+        return lessons
+
+
+def parse_lessons(text: str, max_lessons: int = 3) -> list[str]:
+    """Bulleted or numbered lines; a single un-bulleted sentence is accepted as one lesson."""
+    lessons = [m.group(1) for ln in text.splitlines() if (m := _BULLET.match(ln)) and len(m.group(1)) > 8]
+    if not lessons:
+        first = text.strip().splitlines()[0].strip() if text.strip() else ""
+        lessons = [first] if len(first) > 8 else []
+    return lessons[:max_lessons]
+
+
+class RuleReflector:
+    """Lessons from the trace alone: the errors to avoid, and the path that worked (or did not)."""
+
+    def __init__(self, max_actions: int = 8) -> None:
+        self.max_actions = max_actions
+
+    def reflect(self, instruction: str, events: list[MemoryItem], outcome: dict[str, Any]) -> list[str]:
+        lessons: list[str] = [str(x) for x in outcome.get("lessons", []) if str(x).strip()]
+        seen_errors: set[str] = set()
+        last_action = ""
+        for e in events:
+            if e.kind == "action":
+                last_action = e.text
+            error = e.meta.get("error") or (e.text if e.kind == "error" else "")
+            if error and error not in seen_errors and len(seen_errors) < 2:
+                seen_errors.add(error)
+                where = f"'{last_action}' " if last_action else ""
+                lessons.append(f"Avoid the invalid action {where}— it failed with: {error.strip()[:160]}")
+        actions = [e.text.strip() for e in events if e.kind == "action" and e.text.strip()]
+        path = " -> ".join(actions[: self.max_actions]) + (" -> ..." if len(actions) > self.max_actions else "")
+        task = instruction.strip()[:120]
+        if succeeded(outcome):
+            if path:
+                lessons.append(f"For a task like '{task}', this worked in {len(actions)} steps: {path}")
+        else:
+            reason = outcome.get("reason") or ("ran out of steps" if outcome.get("truncated") else "it failed")
+            tried = f"trying {path} " if path else ""
+            lessons.append(f"For a task like '{task}', {tried}did not succeed ({reason}); try a different approach")
+        return lessons

@@ -1,0 +1,114 @@
+"""Perception: observation + instruction + available actions + memory -> chat messages in a budget.
+
+Each part of the prompt has a share of the token budget; a part that is too long is cut (the
+observation keeps its head and tail, the action list its first entries) and the cut is marked,
+so the model knows something was left out. Templates are plain `str.format` strings,
+overridable from config (`agent.perception.system_template=...`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from agents.brains.base import Message, approx_tokens
+
+DEFAULT_SYSTEM = (
+    "You are an agent acting in a text environment to accomplish a task. "
+    "Each turn you see the task, what you remember, the current observation and the actions "
+    "you can take. Choose one action per turn.\n{format}"
+)
+DEFAULT_USER = (
+    "Task: {instruction}\n\n"
+    "{memory_block}"
+    "Observation:\n{observation}\n\n"
+    "{feedback_block}"
+    "{actions_block}"
+)
+
+
+@dataclass
+class PerceptionConfig:
+    budget_tokens: int = 2048
+    memory_share: float = 0.3
+    actions_share: float = 0.25
+    max_actions_listed: int = 60
+    system_template: str = DEFAULT_SYSTEM
+    user_template: str = DEFAULT_USER
+
+
+@dataclass
+class Percept:
+    messages: list[Message]
+    memory_context: str
+    tokens: int
+    cut: list[str] = field(default_factory=list)  # which parts were shortened
+
+
+class Perception:
+    def __init__(self, config: PerceptionConfig | None = None, count_tokens: Callable[[str], int] = approx_tokens) -> None:
+        self.config = config or PerceptionConfig()
+        self.count_tokens = count_tokens
+
+    def _fit(self, text: str, budget: int, keep_tail: bool = True) -> tuple[str, bool]:
+        """Shorten `text` to about `budget` tokens, keeping head (and tail), by character bisection."""
+        if budget <= 0:
+            return "", bool(text)
+        if self.count_tokens(text) <= budget:
+            return text, False
+        lo, hi = 0, len(text)
+        marker = " [...] "
+        while lo < hi:  # largest keep such that the shortened text fits
+            mid = (lo + hi + 1) // 2
+            cand = (text[: mid // 2] + marker + text[len(text) - mid // 2:]) if keep_tail else text[:mid] + marker
+            if self.count_tokens(cand) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        short = (text[: lo // 2] + marker + text[len(text) - lo // 2:]) if keep_tail else text[:lo] + marker
+        return short, True
+
+    def build(self, *, instruction: str, observation: str, available_actions: list[str] | None = None,
+              action_templates: list[str] | None = None, memory_context: str = "", feedback: str | None = None,
+              format_instructions: str = "") -> Percept:
+        c = self.config
+        cut: list[str] = []
+        system = c.system_template.format(format=format_instructions)
+        fixed = self.count_tokens(system) + self.count_tokens(instruction) + 40
+        if feedback:
+            fixed += self.count_tokens(feedback)
+        room = max(64, c.budget_tokens - fixed)
+
+        actions = list(action_templates or []) + list(available_actions or [])
+        actions_block = ""
+        if actions:
+            listed = actions[: c.max_actions_listed]
+            text = "\n".join(f"- {a}" for a in listed)
+            text, was_cut = self._fit(text, int(room * c.actions_share), keep_tail=False)
+            if was_cut or len(actions) > len(listed):
+                cut.append("actions")
+            actions_block = "Available actions:\n" + text + "\n"
+        memory_block = ""
+        if memory_context:
+            mem, was_cut = self._fit(memory_context, int(room * c.memory_share))
+            if was_cut:
+                cut.append("memory")
+            memory_block = f"Memory:\n{mem}\n\n"
+        obs_budget = room - self.count_tokens(actions_block) - self.count_tokens(memory_block)
+        obs, was_cut = self._fit(observation, max(32, obs_budget))
+        if was_cut:
+            cut.append("observation")
+        feedback_block = f"Feedback on your last reply: {feedback}\n\n" if feedback else ""
+        user = c.user_template.format(instruction=instruction, memory_block=memory_block, observation=obs,
+                                      feedback_block=feedback_block, actions_block=actions_block)
+        messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        tokens = self.count_tokens(system) + self.count_tokens(user)
+        return Percept(messages=messages, memory_context=memory_block and memory_context, tokens=tokens, cut=cut)
+
+
+def perception_from_config(cfg: dict[str, Any] | None, count_tokens: Callable[[str], int]) -> Perception:
+    fields = PerceptionConfig.__dataclass_fields__
+    unknown = set(cfg or {}) - set(fields)
+    if unknown:
+        raise ValueError(f"unknown perception option(s) {sorted(unknown)}; valid: {sorted(fields)}")
+    return Perception(PerceptionConfig(**(cfg or {})), count_tokens)

@@ -1,0 +1,121 @@
+"""Run N episodes of one agent config, concurrently, resumably, into a run folder.
+
+`run_config(cfg)` is what `python -m agents.run` calls after Hydra has composed the config;
+tests and notebooks can call it with a plain dict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from agents.brains.base import BrainError
+from agents.core.factory import ConfigError, build_agent, build_brain, build_memory, config_hash, make_env
+from agents.core.loop import arun_episode, run_many
+from agents.trajectories.schema import EpisodeRecord
+from agents.trajectories.store import TrajectoryStore
+from agents.trajectories.summary import RunSummary, summarize
+
+log = logging.getLogger(__name__)
+TRAJECTORIES = "trajectories.jsonl"
+
+
+def episode_id(env_name: str, seed: int) -> str:
+    return f"{env_name}-{seed}"
+
+
+def run_config(cfg: dict[str, Any], console: Console | None = None) -> RunSummary:
+    console = console or Console(stderr=True)
+    out = Path(cfg["out"])
+    out.mkdir(parents=True, exist_ok=True)
+    store = TrajectoryStore(out / TRAJECTORIES)
+    env_cfg, brain_cfg = dict(cfg["env"]), dict(cfg["brain"])
+    env_name = env_cfg.get("name") or env_cfg["id"]
+    seeds = [int(cfg.get("seed", 0)) + i for i in range(int(cfg.get("episodes", 1)))]
+    done = store.episode_ids()
+    if done and not cfg.get("resume", False):
+        raise ConfigError(f"{out / TRAJECTORIES} already holds {len(done)} episodes; pass resume=true to continue "
+                          "that run, or choose another out=...")
+    todo = [s for s in seeds if episode_id(env_name, s) not in done]
+    if done:
+        log.info("resuming: %d of %d episodes already done", len(seeds) - len(todo), len(seeds))
+    chash = config_hash(cfg)
+
+    brain = build_brain(brain_cfg)
+    check = getattr(brain, "check", None)
+    if check is not None:
+        check()
+    mem_cfg = dict(cfg.get("memory") or {"name": "none"})
+    memory_budget = int(mem_cfg.get("budget_tokens", 512))
+    max_steps, max_invalid = int(cfg.get("max_steps") or env_cfg.get("max_steps", 30)), int(cfg.get("max_invalid", 5))
+    make_env(env_cfg).close()  # fail fast on a bad env config, before the progress bar
+
+    async def one(seed: int) -> EpisodeRecord:
+        fork = getattr(brain, "fork", None)
+        ep_brain = fork(seed) if fork is not None else brain
+        agent = build_agent(ep_brain, dict(cfg.get("agent") or {}), build_memory(mem_cfg, ep_brain), memory_budget, seed=seed)
+        env = make_env(env_cfg)
+        try:
+            return await arun_episode(env, agent, seed=seed, max_steps=max_steps, max_invalid=max_invalid, env_name=env_name,
+                                      env_kwargs=dict(env_cfg.get("kwargs") or {}), episode_id=episode_id(env_name, seed),
+                                      config_hash=chash, keep_messages=bool(cfg.get("keep_messages", True)),
+                                      success_threshold=float(env_cfg.get("success_threshold", 1.0)))
+        finally:
+            env.close()
+
+    errors: list[tuple[int, BaseException]] = []
+    t0 = time.perf_counter()
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("success {task.fields[succ]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                        console=console, disable=not cfg.get("progress", True))
+    with progress:
+        task = progress.add_task(f"{env_name} / {brain.name}", total=len(todo), succ="-")
+        wins = [0, 0]
+
+        def on_done(rec: EpisodeRecord) -> None:
+            store.append(rec)
+            wins[0] += rec.outcome.success
+            wins[1] += 1
+            progress.update(task, advance=1, succ=f"{wins[0]}/{wins[1]}")
+
+        def on_error(seed: int, e: BaseException) -> None:
+            errors.append((seed, e))
+            progress.update(task, advance=1)
+
+        asyncio.run(run_many(todo, one, concurrency=int(cfg.get("concurrency", 1)), on_done=on_done, on_error=on_error))
+    wall = time.perf_counter() - t0
+    if errors and all(isinstance(e, (BrainError, ConfigError)) for _, e in errors) and len(errors) == len(todo):
+        raise errors[0][1]
+    wanted = {episode_id(env_name, s) for s in seeds}
+    episodes = [ep for ep in store.read() if ep.episode_id in wanted]
+    summary = summarize(episodes, wall)
+    result = {"summary": summary.model_dump(), "env": env_name, "brain": brain.name, "model": brain.model,
+              "config_hash": chash, "failed_episodes": [{"seed": s, "error": f"{type(e).__name__}: {e}"} for s, e in errors],
+              "config": cfg}
+    (out / "summary.json").write_text(json.dumps(result, indent=2, default=str))
+    console.print(summary_table(summary, f"{env_name} / {brain.name} ({brain.model})"))
+    console.print(f"trajectories: {out / TRAJECTORIES}   summary: {out / 'summary.json'}")
+    if errors:
+        console.print(f"[red]{len(errors)} episode(s) failed[/red]; first: {errors[0][1]}")
+    return summary
+
+
+def summary_table(s: RunSummary, title: str) -> Table:
+    t = Table(title=title)
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    rows = [("episodes", f"{s.episodes}"), ("success rate", f"{s.success_rate:.1%}"), ("mean score", f"{s.mean_score:.1f}"),
+            ("mean steps", f"{s.mean_steps:.1f}"), ("invalid-action rate", f"{s.invalid_action_rate:.1%}"),
+            ("tokens in / out", f"{s.tokens_in:,} / {s.tokens_out:,}"), ("wall time", f"{s.wall_time_s:.1f} s"),
+            ("steps / s", f"{s.steps_per_s:.1f}")]
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
