@@ -36,7 +36,7 @@ class LocalBrain:
 
     def __init__(self, model: str = "gemma3-270m", n_ctx: int = 4096, n_threads: int | None = None,
                  temperature: float = 0.0, max_tokens: int = 128, score: str = "mean", seed: int = 0,
-                 chat_template: str | None = None, **_: Any) -> None:
+                 chat_template: str | None = None) -> None:
         try:
             from llama_cpp import Llama, llama_batch_free, llama_batch_init  # noqa: F401
         except ImportError as e:
@@ -145,7 +145,7 @@ class LocalBrain:
                 own += 1
             cont = f[m:]
             if not cont:
-                scores.append(CandidateScore(c, float("-inf"), 0, float("-inf")))
+                scores.append(CandidateScore(c, -1e9, 0, -1e9))  # nothing to score: never preferred
                 continue
             lp, n = self._score_continuation(m, ctx_logits, cont, score_from=max(0, own - m))
             score = lp / max(1, n) if self.score == "mean" else lp

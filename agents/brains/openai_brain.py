@@ -37,7 +37,7 @@ class OpenAIBrain:
 
     def __init__(self, base_url: str = "https://api.openai.com/v1", model: str = "gpt-4o-mini", api_key: str | None = None,
                  temperature: float = 0.0, max_tokens: int = 256, timeout_s: float = 60.0, max_retries: int = 4,
-                 logprobs: bool = False, tool_choice: Any = "auto", **_: Any) -> None:
+                 logprobs: bool = False, tool_choice: Any = "auto") -> None:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if not _is_loopback(base_url):

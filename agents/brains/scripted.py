@@ -20,7 +20,7 @@ from envs.contract import HasExpert
 class ScriptedBrain(SyncBrainMixin):
     name = "scripted"
 
-    def __init__(self, epsilon: float = 0.0, seed: int = 0, **_: Any) -> None:
+    def __init__(self, epsilon: float = 0.0, seed: int = 0) -> None:
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
         self.epsilon = epsilon
@@ -56,7 +56,7 @@ class ScriptedBrain(SyncBrainMixin):
             action = rng.choice(concrete)
         else:
             action = self._expert()
-        scores = [CandidateScore(text=c, logprob=0.0 if c == action else float("-inf"), n_tokens=0,
+        scores = [CandidateScore(text=c, logprob=0.0 if c == action else -1e9, n_tokens=0,
                                  score=1.0 if c == action else 0.0) for c in concrete]
         return BrainOutput(text=prefix + action, latency_s=time.perf_counter() - t0, candidates=scores, model=self.model)
 

@@ -93,7 +93,7 @@ def read_parquet(path: str | Path) -> list[EpisodeRecord]:
     import pyarrow.parquet as pq
 
     table = pq.read_table(str(path), columns=["record"])
-    return [EpisodeRecord.model_validate_json(r) for r in table.column("record").to_pylist()]
+    return [EpisodeRecord.model_validate(json.loads(r)) for r in table.column("record").to_pylist()]
 
 
 def to_hf_dataset(episodes: Iterable[EpisodeRecord]):  # -> datasets.Dataset
@@ -105,4 +105,4 @@ def to_hf_dataset(episodes: Iterable[EpisodeRecord]):  # -> datasets.Dataset
 
 
 def from_hf_dataset(ds) -> list[EpisodeRecord]:
-    return [EpisodeRecord.model_validate_json(r) for r in ds["record"]]
+    return [EpisodeRecord.model_validate(json.loads(r)) for r in ds["record"]]

@@ -15,6 +15,8 @@ SCHEMA_VERSION = "1.0"
 
 
 class CandidateRecord(BaseModel):
+    model_config = ConfigDict(ser_json_inf_nan="constants")
+
     text: str
     logprob: float
     n_tokens: int
@@ -22,7 +24,7 @@ class CandidateRecord(BaseModel):
 
 
 class StepRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")  # a NaN reward stays visible
 
     index: int
     messages: list[dict[str, Any]] | None = None  # the prompt as sent (None when not kept)

@@ -1,0 +1,188 @@
+"""`agentsim/WebShop-v0`: the gymnasium view of the shop state machine.
+
+Construct with zero arguments for a 10k-product synthetic shop (built in seconds, cached under
+`$AGENTSIM_CACHE` or `~/.cache/agentsim`), or point `catalog_path` (+ `attributes_path`,
+`human_goals_path`) at the original WebShop files. Every instance with the same catalog
+options shares one catalog and one search index in the process.
+
+Invalid actions cost a step (so a looping agent still hits `max_steps`) but change nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+from pydantic import BaseModel, ConfigDict, Field
+
+from envs.contract import invalid_action_message
+from envs.spaces import FreeText
+
+from .actions import MAX_ACTION_CHARS, Parsed, parse_action
+from .catalog import SPLITS, Split
+from .expert import expert_action
+from .render import MODES, ObservationMode, View, render
+from .resources import CatalogSpec, get_shop
+from .reward import RewardBreakdown, compute_reward
+from .search import Backend
+from .shop import Page, ShopState, action_templates, available_actions, transition
+from .types import Goal
+
+log = logging.getLogger(__name__)
+
+MAX_OBS_CHARS = 200_000
+
+
+class WebShopConfig(BaseModel):
+    """Constructor options, validated once at the boundary."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    num_products: int = Field(10_000, ge=10, le=5_000_000)
+    catalog_seed: int = 0
+    split: Split = "train"
+    observation_mode: ObservationMode = "text"
+    max_steps: int = Field(20, ge=1)
+    catalog_path: Path | None = None
+    attributes_path: Path | None = None
+    human_goals_path: Path | None = None
+    search_backend: Backend | None = None
+
+    def catalog_spec(self) -> CatalogSpec:
+        return CatalogSpec(num_products=self.num_products, catalog_seed=self.catalog_seed,
+                           catalog_path=self.catalog_path, attributes_path=self.attributes_path,
+                           human_goals_path=self.human_goals_path, search_backend=self.search_backend)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    state: ShopState
+    goal_index: int
+    steps: int
+    breakdown: RewardBreakdown | None
+
+
+class WebShopEnv(gym.Env):
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, *, num_products: int = 10_000, catalog_seed: int = 0, split: Split = "train",
+                 observation_mode: ObservationMode = "text", max_steps: int = 20, catalog_path: str | Path | None = None,
+                 attributes_path: str | Path | None = None, human_goals_path: str | Path | None = None,
+                 search_backend: Backend | None = None, render_mode: str | None = None) -> None:
+        self.config = WebShopConfig(
+            num_products=num_products, catalog_seed=catalog_seed, split=split, observation_mode=observation_mode,
+            max_steps=max_steps, catalog_path=catalog_path, attributes_path=attributes_path,
+            human_goals_path=human_goals_path, search_backend=search_backend)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        shop = get_shop(self.config.catalog_spec())
+        self.catalog, self.index = shop.catalog, shop.index
+        self.goals = self.catalog.goals(self.config.split)
+        if len(self.goals) == 0:
+            raise ValueError(f"the catalog has no goals in split {split!r}")
+        self.observation_space = FreeText(MAX_OBS_CHARS)
+        self.action_space = FreeText(MAX_ACTION_CHARS)
+        self._state = ShopState()
+        self._goal_index = 0
+        self._goal: Goal = self.goals[0]
+        self._steps = 0
+        self._breakdown: RewardBreakdown | None = None
+        self._expert_memo: dict[tuple[int, ...], int | None] = {}
+        self._last_obs = ""
+
+    # gymnasium API -------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = options or {}
+        if "goal_index" in options:
+            gi = int(options["goal_index"])
+            if not 0 <= gi < len(self.goals):
+                raise ValueError(f"goal_index must be in [0, {len(self.goals)}), got {gi}")
+        else:
+            gi = int(self.np_random.integers(len(self.goals)))
+        self._goal_index, self._goal = gi, self.goals[gi]
+        self._state, self._steps, self._breakdown = ShopState(), 0, None
+        self._expert_memo = {}
+        obs = self._observe()
+        return obs, self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self._steps += 1
+        parsed = parse_action(action)
+        error: str | None = None
+        reward, terminated = 0.0, False
+        if isinstance(parsed, Parsed):
+            outcome = transition(self._state, parsed, self.catalog, self.index)
+            error = outcome.error
+            if error is None:
+                self._state = outcome.state
+                if outcome.bought:
+                    product = self.catalog.product(self._state.item)
+                    self._breakdown = compute_reward(product, self._goal, self._state.chosen_dict())
+                    reward, terminated = self._breakdown.reward, True
+        else:
+            error = parsed.problem
+        if self._state.page is Page.DONE and not terminated and error is not None:
+            terminated = True  # stepping after the end keeps reporting the end
+        truncated = not terminated and self._steps >= self.config.max_steps
+        info = self._info()
+        if error is not None:
+            message = invalid_action_message(error, info["available_actions"], info["action_templates"])
+            info["error"] = message
+            obs = message + "\n\n" + self._observe()
+        else:
+            obs = self._observe()
+        if terminated and self._breakdown is not None:
+            info["reward_breakdown"] = self._breakdown.as_dict()
+            info["success"] = self._breakdown.reward >= 1.0
+        return obs, float(reward), terminated, truncated, info
+
+    def render(self) -> str | None:
+        """`ansi`: the current observation as text."""
+        return self._last_obs if self.render_mode == "ansi" else None
+
+    # optional capabilities -----------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        return Snapshot(self._state, self._goal_index, self._steps, self._breakdown)
+
+    def restore(self, snapshot: Snapshot) -> None:
+        if snapshot.goal_index != self._goal_index:
+            self._goal_index, self._goal = snapshot.goal_index, self.goals[snapshot.goal_index]
+            self._expert_memo = {}
+        self._state, self._steps, self._breakdown = snapshot.state, snapshot.steps, snapshot.breakdown
+
+    def expert_action(self) -> str:
+        return expert_action(self._state, self._goal, self.catalog, self._expert_memo)
+
+    # views ---------------------------------------------------------------------------------
+    @property
+    def goal(self) -> Goal:
+        return self._goal
+
+    @property
+    def state(self) -> ShopState:
+        return self._state
+
+    def view(self) -> View:
+        return View(self._state, self.catalog, self._goal.instruction, self._breakdown)
+
+    def _observe(self) -> str:
+        self._last_obs = render(self.view(), self.config.observation_mode)
+        return self._last_obs
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "instruction": self._goal.instruction,
+            "available_actions": available_actions(self._state, self.catalog),
+            "action_templates": action_templates(self._state),
+            "page": self._state.page.value,
+            "goal_index": self._goal_index,
+            "steps": self._steps,
+        }
+
+
+__all__ = ["WebShopEnv", "WebShopConfig", "Snapshot", "MODES", "SPLITS"]

@@ -1,0 +1,55 @@
+"""`python -m agents.run` end to end, as a user types it."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from agents.trajectories import TrajectoryStore
+from tests.toy_env import ENV_ID
+
+ROOT = Path(__file__).resolve().parents[1]
+CORRIDOR = ["env=gym", f"env.id={ENV_ID}", "env.entry_point=tests.toy_env:CorridorEnv", "env.name=corridor"]
+
+
+def run(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "agents.run", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_help_lists_config_groups():
+    res = run("--help")
+    assert res.returncode == 0
+    for word in ("env: faulttree, gym, webshop", "brain: local, openai, scripted", "memory:", "agent: default"):
+        assert word in res.stdout, res.stdout
+
+
+def test_unknown_env_lists_valid_ones():
+    res = run("env=nope")
+    assert res.returncode != 0
+    assert "Could not find 'env/nope'" in res.stderr and "webshop" in res.stderr and "faulttree" in res.stderr
+
+
+def test_unknown_brain_option_is_clear(tmp_path):
+    res = run(*CORRIDOR, "brain=scripted", "+brain.temprature=1", "memory=none", f"out={tmp_path}/r")
+    assert res.returncode == 2 and "temprature" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_scripted_run_writes_trajectories_summary_and_table(tmp_path):
+    out = tmp_path / "run"
+    res = run(*CORRIDOR, "brain=scripted", "memory=none", "episodes=6", "seed=10", "concurrency=3", f"out={out}")
+    assert res.returncode == 0, res.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    s = summary["summary"]
+    assert s["episodes"] == 6 and s["success_rate"] == 1.0 and s["mean_score"] == 100.0
+    eps = list(TrajectoryStore(out / "trajectories.jsonl").read(strict=True))
+    assert sorted(e.seed for e in eps) == list(range(10, 16))
+    assert "success rate" in res.stderr and "100.0%" in res.stderr  # the table
+
+
+def test_embedded_default_brain_runs(tmp_path):
+    out = tmp_path / "run"
+    res = run(*CORRIDOR, "memory=none", "episodes=1", "max_steps=4", f"out={out}")
+    assert res.returncode == 0, res.stderr[-3000:]
+    s = json.loads((out / "summary.json").read_text())
+    assert s["brain"] == "local" and s["model"] == "gemma3-270m" and s["summary"]["tokens_in"] > 0
