@@ -16,6 +16,7 @@ from agents.action import REACT_FORMAT, ParseResult, action_tools, parse_react, 
 from agents.brains.base import Brain, BrainOutput, ChoosingBrain
 from agents.memory.base import Memory, MemoryItem
 from agents.perception import Percept, Perception
+from agents.slots import expand_templates
 
 Mode = Literal["auto", "generate", "choose"]
 ActionFormat = Literal["react", "tool_calls"]
@@ -35,7 +36,7 @@ class Agent:
     def __init__(self, brain: Brain, perception: Perception | None = None, memory: Memory | None = None, *,
                  mode: Mode = "auto", action_format: ActionFormat = "react", temperature: float | None = None,
                  max_tokens: int = 256, memory_budget_tokens: int = 512, observation_memory_chars: int = 400,
-                 seed: int | None = None) -> None:
+                 slot_fill: str = "task", seed: int | None = None) -> None:
         if mode not in ("auto", "generate", "choose"):
             raise ValueError(f"agent mode must be one of auto, generate, choose; got {mode!r}")
         if action_format not in ("react", "tool_calls"):
@@ -51,6 +52,9 @@ class Agent:
         self.max_tokens = max_tokens
         self.memory_budget_tokens = memory_budget_tokens
         self.observation_memory_chars = observation_memory_chars
+        if slot_fill not in ("task", "generate"):
+            raise ValueError(f"slot_fill must be 'task' (rank spans of the task text) or 'generate'; got {slot_fill!r}")
+        self.slot_fill = slot_fill
         self.seed = seed
         self.instruction = ""
         self._feedback: str | None = None
@@ -105,6 +109,11 @@ class Agent:
                                         feedback=self._feedback, format_instructions=fmt)
         return percept, choosing
 
+    def _choose_temperature(self) -> float:
+        if self.temperature is not None:
+            return float(self.temperature)
+        return float(getattr(self.brain, "temperature", 0.0) or 0.0)
+
     def _step_seed(self) -> int | None:
         return None if self.seed is None else self.seed * 1000 + self._step
 
@@ -119,7 +128,10 @@ class Agent:
         return Decision(percept, output, parsed, "choose" if choosing else "generate")
 
     def _choose_args(self, info: dict[str, Any]) -> list[str]:
-        return list(info.get("action_templates") or []) + list(info.get("available_actions") or [])
+        templates = list(info.get("action_templates") or [])
+        if self.slot_fill == "task":
+            templates = expand_templates(templates, self.instruction or str(info.get("instruction", "")))
+        return templates + list(info.get("available_actions") or [])
 
     def _generate_kwargs(self, info: dict[str, Any]) -> dict[str, Any]:
         kw: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -131,7 +143,7 @@ class Agent:
         percept, choosing = self._prepare(observation, info)
         if choosing:
             output = self.brain.choose(percept.messages, self._choose_args(info),  # type: ignore[attr-defined]
-                                       temperature=self.temperature or 0.0, prefix=CHOOSE_PREFIX, seed=self._step_seed())
+                                       temperature=self._choose_temperature(), prefix=CHOOSE_PREFIX, seed=self._step_seed())
         else:
             output = self.brain.complete(percept.messages, **self._generate_kwargs(info))
         return self._finish(percept, output, choosing, info)
@@ -140,7 +152,7 @@ class Agent:
         percept, choosing = self._prepare(observation, info)
         if choosing:
             achoose = getattr(self.brain, "achoose", None)
-            kw = dict(temperature=self.temperature or 0.0, prefix=CHOOSE_PREFIX, seed=self._step_seed())
+            kw = dict(temperature=self._choose_temperature(), prefix=CHOOSE_PREFIX, seed=self._step_seed())
             if achoose is not None:
                 output = await achoose(percept.messages, self._choose_args(info), **kw)
             else:

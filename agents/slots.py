@@ -1,0 +1,60 @@
+"""Concrete fillers for free-text action templates (`search[...]`), taken from the task text.
+
+Small models cannot be trusted to *write* a query (Gemma 270M writes `search[SEP]`), but they
+can rank a handful of candidate queries by likelihood. The candidates are spans of the task's
+own words: all content words, and each clause's content words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from envs.contract import SLOT
+
+STOPWORDS = frozenset(
+    "a an the i im i'm am is are be been being me my we our you your it its this that these those to of in on at by "
+    "for from with and or but so as if then than too very can could would should will shall may might must do does did "
+    "have has had want wanted need needs needed like looking look find buy get purchase shopping shop please "
+    "which what who whom whose price priced lower less under below dollars dollar up cost costs costing no more "
+    "around about between within also some any".split())
+_WORD = re.compile(r"[a-z0-9][a-z0-9\-'&]*")
+_CLAUSE = re.compile(r"[,;.]|\band\b|\bwith\b|\bfor\b|\bthat\b", re.IGNORECASE)
+
+
+def content_words(text: str) -> list[str]:
+    out: list[str] = []
+    for w in _WORD.findall(text.lower()):
+        if w in STOPWORDS or w.replace(".", "").isdigit() or w.startswith("$"):
+            continue
+        if w not in out:
+            out.append(w)
+    return out
+
+
+def task_spans(task: str, max_spans: int = 6, max_words: int = 10) -> list[str]:
+    """Candidate slot fillers, most complete first: all content words, then each clause's."""
+    spans: list[str] = []
+    whole = content_words(task)[:max_words]
+    if whole:
+        spans.append(" ".join(whole))
+    for clause in _CLAUSE.split(task):
+        words = content_words(clause)[:max_words]
+        s = " ".join(words)
+        if words and s not in spans:
+            spans.append(s)
+        if len(spans) >= max_spans:
+            break
+    return spans
+
+
+def expand_templates(templates: list[str], task: str, max_spans: int = 6) -> list[str]:
+    """`search[...]` -> `search[<span>]` for each span of the task; templates without a task stay as they are."""
+    spans = task_spans(task, max_spans) if task else []
+    out: list[str] = []
+    for t in templates:
+        if SLOT in t and spans:
+            before, after = t.split(SLOT, 1)
+            out.extend(before + s + after for s in spans)
+        else:
+            out.append(t)
+    return out
