@@ -82,3 +82,16 @@ def test_embedded_brain_runs_an_episode_with_only_valid_actions(local_brain):
     acted = [s for s in rec.steps if s.action]
     assert acted and all(s.candidates for s in acted)
     assert rec.stats.tokens_in > 0
+
+
+def test_batched_multi_sequence_scoring_matches_one_by_one(local_brain):
+    """All candidates in one decode (one KV sequence each, sharing the prompt) = one decode per candidate."""
+    from agents.brains.local import LocalBrain
+
+    assert local_brain.n_seq > 1
+    single = LocalBrain(model="gemma3-270m", n_ctx=2048, n_seq=1)
+    many = CANDS + [f"click[b0{i}xq{i}]" for i in range(20)]  # more than one group of sequences
+    a = [c.logprob for c in local_brain.choose(MSGS, many, prefix="Action: ").candidates]
+    b = [c.logprob for c in single.choose(MSGS, many, prefix="Action: ").candidates]
+    np.testing.assert_allclose(a, b, rtol=0.03, atol=0.1)
+    assert int(np.argmax(a)) == int(np.argmax(b))

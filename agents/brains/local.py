@@ -26,6 +26,20 @@ log = logging.getLogger(__name__)
 SLOT = "..."
 
 
+def llama_cpp_max_seqs() -> int:
+    import llama_cpp
+
+    return llama_cpp.llama_max_parallel_sequences()
+
+
+def _log_softmax_rows(rows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """log p(tokens[i] | row i) for every row, in float64 for stable sums."""
+    r = rows.astype(np.float64, copy=False)
+    m = r.max(axis=1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(r - m).sum(axis=1))
+    return r[np.arange(len(tokens)), tokens] - lse
+
+
 def _log_softmax_at(logits: np.ndarray, token: int) -> float:
     m = float(logits.max())
     return float(logits[token] - m - math.log(float(np.exp(logits - m).sum())))
@@ -36,7 +50,7 @@ class LocalBrain:
 
     def __init__(self, model: str = "gemma3-270m", n_ctx: int = 4096, n_threads: int | None = None,
                  temperature: float = 0.0, max_tokens: int = 128, score: str = "mean", seed: int = 0,
-                 chat_template: str | None = None) -> None:
+                 chat_template: str | None = None, n_seq: int = 16) -> None:
         try:
             from llama_cpp import Llama, llama_batch_free, llama_batch_init  # noqa: F401
         except ImportError as e:
@@ -48,6 +62,7 @@ class LocalBrain:
         self.temperature, self.max_tokens, self.score, self.seed = temperature, max_tokens, score, seed
         self.llm = Llama(model_path=self.path, n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(), seed=seed,
                          logits_all=False, verbose=False)
+        self.n_seq = self._multi_sequence_context(n_seq)
         arch = str(self.llm.metadata.get("general.architecture", ""))
         self.template = chat_template or template_for(self.path, arch)
         self._format, self._stops = TEMPLATES[self.template]
@@ -56,6 +71,31 @@ class LocalBrain:
         self._last_logits: np.ndarray | None = None  # logits after the tokens currently in the KV cache
 
     # ------------------------------------------------------------------ helpers
+    def _multi_sequence_context(self, n_seq: int) -> int:
+        """Swap in a context with `n_seq` sequences over one unified KV cache.
+
+        Candidates are then scored in one decode, each in its own sequence that shares the
+        prompt's cells (`seq_cp` adds a sequence id to a cell, it copies nothing). The Llama
+        class builds a one-sequence context, hence the swap; on failure we keep it and score
+        candidates one after another.
+        """
+        if n_seq <= 1:
+            return 1
+        from llama_cpp import _internals
+
+        params = self.llm.context_params
+        params.n_seq_max = min(n_seq, int(llama_cpp_max_seqs()))
+        params.kv_unified = True
+        try:
+            ctx = _internals.LlamaContext(model=self.llm._model, params=params, verbose=False)
+        except ValueError:
+            log.warning("llama.cpp refused a %d-sequence context; scoring candidates one by one", n_seq)
+            return 1
+        old, self.llm._ctx = self.llm._ctx, ctx
+        old.close()
+        self.llm.n_tokens = 0
+        return int(params.n_seq_max)
+
     def tokenize(self, text: str) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
@@ -113,6 +153,52 @@ class LocalBrain:
             llm._ctx.kv_cache_seq_rm(-1, ctx_len, -1)  # roll the candidate back off the cache
         return total, n
 
+    def _score_batched(self, ctx_len: int, ctx_logits: np.ndarray, conts: list[tuple[list[int], int]]) -> list[tuple[float, int]]:
+        """Score many continuations of the cached context in as few decodes as fit, one sequence each."""
+        import llama_cpp
+
+        llm, ctx = self.llm, self.llm._ctx
+        results: list[tuple[float, int]] = [(0.0, 0)] * len(conts)
+        pending = [i for i, (toks, _) in enumerate(conts) if len(toks) > 1]
+        for i, (toks, start) in enumerate(conts):  # the first token is predicted by the context's own logits
+            if start == 0:
+                results[i] = (_log_softmax_at(ctx_logits, toks[0]), 1)
+        self._check_fits(ctx_len + sum(len(conts[i][0]) for i in pending))
+        while pending:
+            group: list[int] = []
+            total = 0
+            while pending and len(group) < self.n_seq - 1 and total + len(conts[pending[0]][0]) - 1 <= llm.n_batch:
+                total += len(conts[pending[0]][0]) - 1
+                group.append(pending.pop(0))
+            if not group:  # one candidate longer than a batch: fall back to the sequential path
+                i = pending.pop(0)
+                toks, start = conts[i]
+                results[i] = self._score_continuation(ctx_len, ctx_logits, toks, start)
+                continue
+            b = llm._batch.batch
+            b.n_tokens = 0
+            for seq, i in enumerate(group, start=1):
+                ctx.kv_cache_seq_cp(0, seq, 0, ctx_len)
+                for j, t in enumerate(conts[i][0][:-1]):
+                    k = b.n_tokens
+                    b.token[k], b.pos[k], b.n_seq_id[k], b.logits[k] = t, ctx_len + j, 1, True
+                    b.seq_id[k][0] = seq
+                    b.n_tokens += 1
+            ctx.decode(llm._batch)
+            rows = np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx.ctx), shape=(total, self._n_vocab))
+            row = 0
+            for i in group:
+                toks, start = conts[i]
+                n = len(toks) - 1
+                lp = _log_softmax_rows(rows[row: row + n], np.asarray(toks[1:]))
+                keep = lp[max(0, start - 1):]  # row r predicts token r+1
+                prev, pn = results[i]
+                results[i] = (prev + float(keep.sum()), pn + len(keep))
+                row += n
+            for seq in range(1, len(group) + 1):
+                ctx.kv_cache_seq_rm(seq, -1, -1)
+        return results
+
     # ------------------------------------------------------------------ ranking
     def _choose_locked(self, messages: list[Message], candidates: list[str], temperature: float, prefix: str,
                        seed: int | None) -> BrainOutput:
@@ -136,18 +222,26 @@ class LocalBrain:
                 k += 1
             m = min(m, k)
         ctx_logits = self._eval_context(base[:m])
-        scores: list[CandidateScore] = []
-        for c, f in zip(candidates, fulls):
+        conts: list[tuple[list[int], int]] = []
+        for f in fulls:
             own = 0
             for a, b in zip(base, f):
                 if a != b:
                     break
                 own += 1
-            cont = f[m:]
-            if not cont:
+            conts.append((f[m:], max(0, own - m)))
+        scorable = [i for i, (cont, _) in enumerate(conts) if cont]
+        if self.n_seq > 1:
+            scored = self._score_batched(m, ctx_logits, [conts[i] for i in scorable])
+        else:
+            scored = [self._score_continuation(m, ctx_logits, *conts[i]) for i in scorable]
+        by_index = dict(zip(scorable, scored))
+        scores: list[CandidateScore] = []
+        for i, c in enumerate(candidates):
+            if i not in by_index:
                 scores.append(CandidateScore(c, -1e9, 0, -1e9))  # nothing to score: never preferred
                 continue
-            lp, n = self._score_continuation(m, ctx_logits, cont, score_from=max(0, own - m))
+            lp, n = by_index[i]
             score = lp / max(1, n) if self.score == "mean" else lp
             scores.append(CandidateScore(c, lp, n, score))
         vals = np.array([s.score for s in scores], dtype=np.float64)
