@@ -1,7 +1,8 @@
 """Run N episodes of one agent config, concurrently, resumably, into a run folder.
 
 `run_config(cfg)` is what `python -m agents.run` calls after Hydra has composed the config;
-tests and notebooks can call it with a plain dict.
+tests and notebooks can call it with a plain dict. Episodes run through the same
+`EpisodeWorker` as `agents.collect` (so `+remote.url=...` runs the env in an env server here too).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agents.brains.base import BrainError
-from agents.core.factory import ConfigError, build_agent, build_brain, build_memory, config_hash, make_env
-from agents.core.loop import arun_episode, run_many
+from agents.collect.worker import EpisodeWorker, env_name_of, episode_id
+from agents.core.factory import ConfigError
+from agents.core.loop import run_many
 from agents.trajectories.schema import EpisodeRecord
 from agents.trajectories.store import TrajectoryStore
 from agents.trajectories.summary import RunSummary, summarize
@@ -28,17 +30,12 @@ log = logging.getLogger(__name__)
 TRAJECTORIES = "trajectories.jsonl"
 
 
-def episode_id(env_name: str, seed: int) -> str:
-    return f"{env_name}-{seed}"
-
-
 def run_config(cfg: dict[str, Any], console: Console | None = None) -> RunSummary:
     console = console or Console(stderr=True)
     out = Path(cfg["out"])
     out.mkdir(parents=True, exist_ok=True)
     store = TrajectoryStore(out / TRAJECTORIES)
-    env_cfg, brain_cfg = dict(cfg["env"]), dict(cfg["brain"])
-    env_name = env_cfg.get("name") or env_cfg["id"]
+    env_name = env_name_of(cfg)
     seeds = [int(cfg.get("seed", 0)) + i for i in range(int(cfg.get("episodes", 1)))]
     done = store.episode_ids()
     if done and not cfg.get("resume", False):
@@ -47,29 +44,9 @@ def run_config(cfg: dict[str, Any], console: Console | None = None) -> RunSummar
     todo = [s for s in seeds if episode_id(env_name, s) not in done]
     if done:
         log.info("resuming: %d of %d episodes already done", len(seeds) - len(todo), len(seeds))
-    chash = config_hash(cfg)
-
-    brain = build_brain(brain_cfg)
-    check = getattr(brain, "check", None)
-    if check is not None:
-        check()
-    mem_cfg = dict(cfg.get("memory") or {"name": "none"})
-    memory_budget = int(mem_cfg.get("budget_tokens", 512))
-    max_steps, max_invalid = int(cfg.get("max_steps") or env_cfg.get("max_steps", 30)), int(cfg.get("max_invalid", 5))
-    make_env(env_cfg).close()  # fail fast on a bad env config, before the progress bar
-
-    async def one(seed: int) -> EpisodeRecord:
-        fork = getattr(brain, "fork", None)
-        ep_brain = fork(seed) if fork is not None else brain
-        agent = build_agent(ep_brain, dict(cfg.get("agent") or {}), build_memory(mem_cfg, ep_brain), memory_budget, seed=seed)
-        env = make_env(env_cfg)
-        try:
-            return await arun_episode(env, agent, seed=seed, max_steps=max_steps, max_invalid=max_invalid, env_name=env_name,
-                                      env_kwargs=dict(env_cfg.get("kwargs") or {}), episode_id=episode_id(env_name, seed),
-                                      config_hash=chash, keep_messages=bool(cfg.get("keep_messages", True)),
-                                      success_threshold=float(env_cfg.get("success_threshold", 1.0)))
-        finally:
-            env.close()
+    worker = EpisodeWorker(cfg)
+    worker.check()  # fail fast on a bad brain or env config, before the progress bar
+    chash, brain = worker.config_hash, worker.brain
 
     errors: list[tuple[int, BaseException]] = []
     t0 = time.perf_counter()
@@ -90,7 +67,7 @@ def run_config(cfg: dict[str, Any], console: Console | None = None) -> RunSummar
             errors.append((seed, e))
             progress.update(task, advance=1)
 
-        asyncio.run(run_many(todo, one, concurrency=int(cfg.get("concurrency", 1)), on_done=on_done, on_error=on_error))
+        asyncio.run(run_many(todo, worker.run, concurrency=int(cfg.get("concurrency", 1)), on_done=on_done, on_error=on_error))
     wall = time.perf_counter() - t0
     if errors and all(isinstance(e, (BrainError, ConfigError)) for _, e in errors) and len(errors) == len(todo):
         raise errors[0][1]

@@ -121,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     result["load_avg_end"] = os.getloadavg()  # other work on the machine inflates latencies: see these
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists() and only != {"recall", "speed", "index", "experience"}:  # a partial run updates its sections
+        try:
+            previous = json.loads(out.read_text())
+        except json.JSONDecodeError:
+            previous = {}
+        result = {**previous, **result}
     out.write_text(json.dumps(result, indent=2, default=str))
     console.print(f"wrote {out}")
     return 0

@@ -123,6 +123,8 @@ def run_recall(suite: Suite, budget: int = 512, workdir: Path | None = None) -> 
         ("working", "working", {"max_items": len(items)}),
         ("summary (extractive)", "summary", {"window_items": 40, "fold_items": 20, "summary_max_tokens": 256}),
         ("episodic (MiniLM)", "episodic", {"path": str(workdir / "recall.db"), "context_k": 10}),
+        ("episodic, relevance only", "episodic", {"path": str(workdir / "recall_rel.db"), "context_k": 10,
+                                                  "recency_weight": 0.0, "importance_weight": 0.0}),
         ("facts (rule extractor)", "facts", {}),
         ("episodic+facts", "episodic+facts", {"episodic": {"context_k": 10}}),
     ]
@@ -140,7 +142,7 @@ def run_recall(suite: Suite, budget: int = 512, workdir: Path | None = None) -> 
             if hasattr(part, "flush"):
                 part.flush()
         ingest = time.perf_counter() - t0
-        if name == "episodic":
+        if label == "episodic (MiniLM)":
             extra["suite_embed_per_s"] = len(items) / ingest
             extra["suite_store_bytes"] = Path(opts["path"]).stat().st_size
         rows.append(_score(label, suite, lambda q, k, m=mem: _hit(m.retrieve(q.text, k), q),

@@ -82,7 +82,7 @@ def run_speed(embedder: Embedder, workdir: Path, sizes: tuple[int, ...] = (10_00
         mem.retrieve("warm up", 5)
         for t, qv in zip(qtexts, qvecs):
             t0 = time.perf_counter()
-            mem.retrieve(t + " !", 10)  # not in the query cache
+            mem.retrieve(f"{t} [n={n}]", 10)  # a text never embedded before: no query-cache hit
             e2e.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             mem.retrieve_vector(qv, 10)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from pathlib import Path
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -20,7 +21,7 @@ from agents.memory.budget import pack_indices
 from agents.memory.embeddings import Embedder, get_embedder
 from agents.memory.scoring import ScoreWeights, combined, top_k
 from agents.memory.sqlite_store import SQLiteStore
-from agents.memory.state import check_header, parse_items
+from agents.memory.state import ItemModel, check_header, parse_model
 from agents.memory.vector_index import VectorMatrix
 
 log = logging.getLogger(__name__)
@@ -42,10 +43,21 @@ class EpisodicConfig(BaseModel):
     log_episodes: bool = True  # store episode start/end as memories
 
 
+class EpisodicState(BaseModel):
+    config: EpisodicConfig
+    embedder: str
+    count: int = Field(ge=0)
+    episode: int = Field(ge=0)
+    items: list[ItemModel] | None = None  # inlined only for an in-memory store
+    embeddings_b64: str | None = None
+
+
 class EpisodicMemory:
     name = "episodic"
 
-    def __init__(self, config: EpisodicConfig | None = None, embedder: Embedder | None = None, **kwargs: Any) -> None:
+    def __init__(self, config: EpisodicConfig | None = None, embedder: Embedder | str | None = None, **kwargs: Any) -> None:
+        if isinstance(embedder, str):  # a name belongs to the config, an object is used as is
+            kwargs["embedder"], embedder = embedder, None
         self.config = config or EpisodicConfig(**kwargs)
         c = self.config
         self.embedder = embedder or get_embedder(c.embedder)
@@ -122,7 +134,13 @@ class EpisodicMemory:
         self.flush()
         if k <= 0 or self.index.n == 0:
             return []
-        q = self.embedder.embed([query])[0]
+        return self.retrieve_vector(self.embedder.embed([query])[0], k)
+
+    def retrieve_vector(self, q: np.ndarray, k: int = 5) -> list[MemoryItem]:
+        """Retrieval for an already-embedded query (same embedder)."""
+        self.flush()
+        if k <= 0 or self.index.n == 0:
+            return []
         sims = self.index.similarities(q)
         scores = combined(sims, self.index.clock, self.index.importance, self.weights)
         best = top_k(scores, k)
@@ -173,55 +191,42 @@ class EpisodicMemory:
 
     def load_state(self, state: dict[str, Any]) -> None:
         check_header(state, self.name, STATE_VERSION)
-        if state.get("embedder") != self.embedder.name:
-            raise MemoryStateError(f"episodic state was embedded with {state.get('embedder')!r}, this memory uses "
+        st = parse_model(EpisodicState, state, "episodic memory state")
+        if st.embedder != self.embedder.name:
+            raise MemoryStateError(f"episodic memory state was embedded with {st.embedder!r}, this memory uses "
                                    f"{self.embedder.name!r}")
-        try:
-            config = EpisodicConfig(**state["config"])
-        except Exception as e:
-            raise MemoryStateError(f"episodic state: 'config' is missing or invalid: {e}") from e
-        count = state.get("count")
-        if not isinstance(count, int) or count < 0:
-            raise MemoryStateError(f"episodic state: 'count' must be a non-negative int, got {count!r}")
+        config = st.config
         if config.path == ":memory:":
-            items = parse_items(state.get("items"), "episodic state 'items'")
+            if st.items is None or st.embeddings_b64 is None:
+                raise MemoryStateError("episodic memory state of an in-memory store lacks 'items'/'embeddings_b64'")
+            items = [i.to_item() for i in st.items]
             try:
-                raw = base64.b64decode(state["embeddings_b64"], validate=True)
-                emb = np.frombuffer(raw, dtype="<f4").reshape(len(items), self.embedder.dim)
-            except (KeyError, ValueError, TypeError) as e:
-                raise MemoryStateError(f"episodic state: 'embeddings_b64' is missing or does not hold {len(items)} "
-                                       f"x {self.embedder.dim} float32 values: {e}") from e
-            if len(items) != count:
-                raise MemoryStateError(f"episodic state: 'count' is {count} but {len(items)} items are stored")
+                raw = base64.b64decode(st.embeddings_b64, validate=True)
+                emb = np.frombuffer(raw, dtype="<f4").reshape(len(items), self.embedder.dim).astype(np.float32)
+            except ValueError as e:
+                raise MemoryStateError(f"episodic memory state: 'embeddings_b64' does not hold {len(items)} x "
+                                       f"{self.embedder.dim} float32 values: {e}") from e
+            if len(items) != st.count:
+                raise MemoryStateError(f"episodic memory state: 'count' is {st.count} but {len(items)} items are stored")
             self.close()
             self.config = config
             self.store = SQLiteStore(":memory:", self.embedder.name, self.embedder.dim)
-            self.index.clear()
-            self._seq = 0.0
-            self._pending = []
             if items:
-                self._seq = 0.0
-                ids = self.store.insert(items, emb)
-                self.index.add(np.asarray(ids), emb.astype(np.float32), np.asarray(
-                    [float(i.time) if config.clock == "time" else float(i.meta.get("seq", n + 1))
-                     for n, i in enumerate(items)]), np.asarray([i.importance for i in items], dtype=np.float32))
-                self._seq = max(float(i.meta.get("seq", 0)) for i in items)
+                self.store.insert(items, emb)
         else:
-            from pathlib import Path
-
             if not Path(config.path).is_file():
-                raise MemoryStateError(f"episodic state refers to store {config.path}, which does not exist")
+                raise MemoryStateError(f"episodic memory state refers to store {config.path}, which does not exist")
             self.close()
             self.config = config
             self.store = SQLiteStore(config.path, self.embedder.name, self.embedder.dim)
-            self._pending = []
-            self._reload()
-            if self.index.n < count:
-                raise MemoryStateError(f"episodic store {config.path} holds {self.index.n} memories but the state "
-                                       f"was saved with {count}; the file was truncated or replaced")
+        self._pending = []
+        self._reload()
+        if self.index.n < st.count:
+            raise MemoryStateError(f"episodic store {config.path} holds {self.index.n} memories but the state was "
+                                   f"saved with {st.count}; the file was truncated or replaced")
         self.weights = ScoreWeights(config.relevance_weight, config.recency_weight, config.importance_weight,
                                     config.half_life)
-        self._episode = int(state.get("episode", 0))
+        self._episode = st.episode
 
     def clear(self) -> None:
         self._pending = []

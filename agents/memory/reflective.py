@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter
+from agents.memory.base import MemoryItem, TokenCounter
 from agents.memory.budget import pack_indices
 from agents.memory.embeddings import Embedder, get_embedder
 from agents.memory.reflectors import BrainReflector, Reflector, RuleReflector, succeeded
@@ -51,11 +51,19 @@ class LessonModel(BaseModel):
     count: int = 1
 
 
+class ReflectiveState(BaseModel):
+    config: ReflectiveConfig
+    episode: int = Field(ge=0)
+    lessons: list[LessonModel]
+
+
 class ReflectiveMemory:
     name = "reflective"
 
     def __init__(self, brain: Any = None, config: ReflectiveConfig | None = None, reflector: Reflector | None = None,
-                 embedder: Embedder | None = None, **kwargs: Any) -> None:
+                 embedder: Embedder | str | None = None, **kwargs: Any) -> None:
+        if isinstance(embedder, str):  # a name belongs to the config, an object is used as is
+            kwargs["embedder"], embedder = embedder, None
         self.config = config or ReflectiveConfig(**kwargs)
         c = self.config
         if reflector is None:
@@ -149,15 +157,11 @@ class ReflectiveMemory:
 
     def load_state(self, state: dict[str, Any]) -> None:
         check_header(state, self.name, STATE_VERSION)
-        raw = state.get("lessons")
-        if not isinstance(raw, list):
-            raise MemoryStateError(f"reflective memory state: 'lessons' must be a list, got {type(raw).__name__}")
-        lessons = [Lesson(**parse_model(LessonModel, r, f"reflective memory state 'lessons[{i}]'").model_dump())
-                   for i, r in enumerate(raw)]
-        episode = state.get("episode")
-        if not isinstance(episode, int):
-            raise MemoryStateError(f"reflective memory state: 'episode' must be an int, got {episode!r}")
-        self.lessons, self.episode, self._vecs, self.active = lessons, episode, None, []
+        st = parse_model(ReflectiveState, state, "reflective memory state")
+        self.config = st.config
+        self.events = deque(self.events, maxlen=st.config.max_events)
+        self.lessons = [Lesson(**l.model_dump()) for l in st.lessons]
+        self.episode, self._vecs, self.active = st.episode, None, []
 
     def clear(self) -> None:
         self.lessons, self._vecs, self.active = [], None, []

@@ -11,7 +11,7 @@ import re
 from typing import Any, Protocol
 
 from agents.memory.base import MemoryItem
-from agents.memory.text import render
+from agents.memory.text import overlap_score, render
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,8 @@ class BrainReflector:
         user = f"Task: {instruction}\n\nWhat happened:\n{trace}\n\nOutcome: {verdict} ({facts})\n\nLessons:"
         out = self.brain.complete([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
                                   temperature=0.0, max_tokens=self.max_tokens)
-        lessons = parse_lessons(out.text or "")
+        # small models often echo the instructions back: such a "lesson" teaches nothing
+        lessons = [l for l in parse_lessons(out.text or "") if overlap_score(l, SYSTEM) < 0.5]
         if not lessons:
             log.warning("reflection brain gave no usable lesson; falling back to the rule reflector")
             return RuleReflector().reflect(instruction, events, outcome)
@@ -75,7 +76,7 @@ class RuleReflector:
         for e in events:
             if e.kind == "action":
                 last_action = e.text
-            error = e.meta.get("error") or (e.text if e.kind == "error" else "")
+            error = e.meta.get("error") or (e.text if e.kind in ("error", "feedback") else "")
             if error and error not in seen_errors and len(seen_errors) < 2:
                 seen_errors.add(error)
                 where = f"'{last_action}' " if last_action else ""
@@ -87,7 +88,8 @@ class RuleReflector:
             if path:
                 lessons.append(f"For a task like '{task}', this worked in {len(actions)} steps: {path}")
         else:
-            reason = outcome.get("reason") or ("ran out of steps" if outcome.get("truncated") else "it failed")
+            reason = (outcome.get("reason") or outcome.get("truncation_reason")
+                      or ("ran out of steps" if outcome.get("truncated") else "it failed"))
             tried = f"trying {path} " if path else ""
             lessons.append(f"For a task like '{task}', {tried}did not succeed ({reason}); try a different approach")
         return lessons

@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter
+from agents.memory.base import MemoryItem, TokenCounter
 from agents.memory.budget import pack_indices
-from agents.memory.state import check_header, parse_items
+from agents.memory.state import ItemModel, check_header, parse_model
 from agents.memory.summarizers import BrainSummarizer, ExtractiveSummarizer, Summarizer
 from agents.memory.text import render
 
@@ -34,6 +34,14 @@ class SummaryConfig(BaseModel):
         if self.fold_items > self.window_items:
             raise ValueError(f"fold_items ({self.fold_items}) must be <= window_items ({self.window_items})")
         return self
+
+
+class SummaryState(BaseModel):
+    config: SummaryConfig
+    summary: str
+    folded: int = Field(ge=0)
+    summary_sources: list[Any]
+    window: list[ItemModel]
 
 
 class SummaryMemory:
@@ -103,18 +111,10 @@ class SummaryMemory:
 
     def load_state(self, state: dict[str, Any]) -> None:
         check_header(state, self.name, STATE_VERSION)
-        if not isinstance(state.get("summary"), str):
-            raise MemoryStateError("summary memory state: 'summary' must be a string")
-        if not isinstance(state.get("folded"), int):
-            raise MemoryStateError("summary memory state: 'folded' must be an int")
-        try:
-            config = SummaryConfig(**state.get("config", {}))
-        except Exception as e:
-            raise MemoryStateError(f"summary memory state: invalid 'config': {e}") from e
-        window = parse_items(state.get("window"), "summary memory state 'window'")
-        self.config, self.window = config, window
-        self.summary, self.folded = state["summary"], state["folded"]
-        self.summary_sources = list(state.get("summary_sources", []))
+        st = parse_model(SummaryState, state, "summary memory state")
+        self.config = st.config
+        self.window = [i.to_item() for i in st.window]
+        self.summary, self.folded, self.summary_sources = st.summary, st.folded, list(st.summary_sources)
 
     def clear(self) -> None:
         self.window = []

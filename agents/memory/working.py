@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter
+from agents.memory.state import parse_items
 
 STATE_VERSION = 1
 
@@ -63,13 +64,11 @@ class WorkingMemory:
                                    f"with kind={state.get('kind') if isinstance(state, dict) else None!r}")
         if state.get("version") != STATE_VERSION:
             raise MemoryStateError(f"working memory state version {state.get('version')!r} is not supported (expected {STATE_VERSION})")
-        items = []
-        for i, raw in enumerate(state.get("items", [])):
-            try:
-                items.append(MemoryItem(**raw))
-            except TypeError as e:
-                raise MemoryStateError(f"working memory state: item {i} is malformed: {e}") from e
-        self.max_items = int(state.get("max_items", self.max_items))
+        items = parse_items(state.get("items", []), "working memory state 'items'")
+        max_items = state.get("max_items", self.max_items)
+        if not isinstance(max_items, int) or max_items < 1:
+            raise MemoryStateError(f"working memory state: 'max_items' must be an int >= 1, got {max_items!r}")
+        self.max_items = max_items
         self.items = deque(items, maxlen=self.max_items)
 
     def clear(self) -> None:

@@ -44,7 +44,8 @@ class StepRecord(BaseModel):
     logprobs: list[float] | None = None
     candidates: list[CandidateRecord] | None = None
     memory_context: str | None = None  # what memory injected into this step's prompt
-    prm_score: float | None = None
+    prm_score: float | None = None  # PRM promise Q(s_t, a_t): predicted final outcome after this step
+    prm_progress: float | None = None  # PRM progress Q_t - Q_{t-1} (0 at the first step): a dense reward
 
 
 class Outcome(BaseModel):
