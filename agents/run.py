@@ -22,6 +22,7 @@ log = logging.getLogger("agents.run")
 def main(cfg: DictConfig) -> None:
     from agents.runner import run_config
 
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown the log
     try:
         plain = OmegaConf.to_container(cfg, resolve=True)
         run_config(plain)  # type: ignore[arg-type]

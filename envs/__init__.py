@@ -17,8 +17,14 @@ ENVS: dict[str, tuple[str, str]] = {
 }
 
 
+# Proxies, not envs of their own: registered for gymnasium.make but never served by the env server.
+PROXIES: dict[str, tuple[str, str]] = {
+    "remote": (f"{NAMESPACE}/Remote-v0", "envs.server.client:RemoteEnv"),
+}
+
+
 def register_all() -> None:
-    for env_id, entry_point in ENVS.values():
+    for env_id, entry_point in (*ENVS.values(), *PROXIES.values()):
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point=entry_point)
 

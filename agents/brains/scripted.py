@@ -47,18 +47,31 @@ class ScriptedBrain(SyncBrainMixin):
             raise BrainError("scripted brain is not bound to an env: the episode loop calls bind_env(env) first")
         return self._env.expert_action()
 
+    def _noise(self, candidates: list[str], seed: int | None) -> str | None:
+        """With probability epsilon, a random concrete candidate; otherwise None (follow the expert)."""
+        rng = random.Random(seed) if seed is not None else self._rng
+        concrete = [c for c in candidates if "..." not in c]
+        return rng.choice(concrete) if concrete and rng.random() < self.epsilon else None
+
+    def _output(self, action: str, candidates: list[str], prefix: str, t0: float) -> BrainOutput:
+        scores = [CandidateScore(text=c, logprob=0.0 if c == action else -1e9, n_tokens=0,
+                                 score=1.0 if c == action else 0.0) for c in candidates if "..." not in c]
+        return BrainOutput(text=prefix + action, latency_s=time.perf_counter() - t0, candidates=scores, model=self.model)
+
     def choose(self, messages: list[Message], candidates: list[str], *, temperature: float = 0.0,
                prefix: str = "", seed: int | None = None) -> BrainOutput:
         t0 = time.perf_counter()
-        rng = random.Random(seed) if seed is not None else self._rng
-        concrete = [c for c in candidates if "..." not in c]
-        if concrete and rng.random() < self.epsilon:
-            action = rng.choice(concrete)
-        else:
-            action = self._expert()
-        scores = [CandidateScore(text=c, logprob=0.0 if c == action else -1e9, n_tokens=0,
-                                 score=1.0 if c == action else 0.0) for c in concrete]
-        return BrainOutput(text=prefix + action, latency_s=time.perf_counter() - t0, candidates=scores, model=self.model)
+        return self._output(self._noise(candidates, seed) or self._expert(), candidates, prefix, t0)
+
+    async def achoose(self, messages: list[Message], candidates: list[str], *, temperature: float = 0.0,
+                      prefix: str = "", seed: int | None = None) -> BrainOutput:
+        """Async path: a remote env's expert is an HTTP call, which must not block the event loop."""
+        t0 = time.perf_counter()
+        action = self._noise(candidates, seed)
+        if action is None:
+            aexpert = getattr(self._env, "aexpert_action", None)
+            action = await aexpert() if aexpert is not None else self._expert()
+        return self._output(action, candidates, prefix, t0)
 
     def complete(self, messages: list[Message], **_: Any) -> BrainOutput:
         t0 = time.perf_counter()

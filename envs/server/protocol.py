@@ -1,0 +1,146 @@
+"""The wire format: pydantic bodies for every route (they are also the published OpenAPI schema)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def to_jsonable(value: Any) -> Any:
+    """Info dicts may hold numpy scalars, tuples, sets, NaN: make them strict JSON."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return to_jsonable(item())
+        except (TypeError, ValueError):
+            pass
+    return repr(value)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CreateRequest(_Body):
+    env: str = Field(..., description="short name (e.g. 'webshop') or gymnasium id (e.g. 'agentsim/WebShop-v0')",
+                     min_length=1, max_length=200)
+    kwargs: dict[str, Any] = Field(default_factory=dict, description="constructor kwargs, over the server's defaults")
+
+
+class ResetRequest(_Body):
+    seed: int | None = None
+    options: dict[str, Any] | None = None
+
+
+class StepRequest(_Body):
+    action: str
+
+
+class SessionInfo(BaseModel):
+    session_id: str
+    env: str
+    env_id: str
+    kwargs: dict[str, Any]
+    created_at: float
+    idle_s: float
+    steps: int
+    episodes: int
+    max_action_chars: int
+
+
+class ResetResponse(BaseModel):
+    observation: str
+    info: dict[str, Any]
+
+
+class StepResponse(BaseModel):
+    observation: str
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+
+
+class ObservationResponse(BaseModel):
+    observation: str
+    info: dict[str, Any]
+
+
+class ActionsResponse(BaseModel):
+    available_actions: list[str]
+    action_templates: list[str]
+
+
+class ExpertResponse(BaseModel):
+    action: str
+
+
+class CloseResponse(BaseModel):
+    closed: bool
+
+
+class EnvEntry(BaseModel):
+    name: str
+    env_id: str
+
+
+class HealthResponse(BaseModel):
+    status: str
+    sessions: int
+    max_sessions: int
+    idle_timeout_s: float
+    uptime_s: float
+    envs: list[str]
+
+
+class ErrorResponse(BaseModel):
+    detail: str
+
+
+# -- AgentGym's WebShop wire format (field names as its client sends and reads them)
+
+
+class AgentGymStep(_Body):
+    env_idx: int
+    action: str
+
+
+class AgentGymReset(_Body):
+    env_idx: int
+    session_id: int | None = None
+
+
+class AgentGymClose(_Body):
+    env_idx: int
+
+
+class AgentGymStepResponse(BaseModel):
+    state: str
+    reward: float
+    done: bool
+    info: None = None
+
+
+class AgentGymActions(BaseModel):
+    has_search_bar: bool
+    clickables: list[str]
+
+
+class AgentGymState(BaseModel):
+    url: str
+    html: str
+    instruction_text: str
+
+
+class AgentGymCloseResponse(BaseModel):
+    closed: bool

@@ -1,0 +1,122 @@
+"""Session operations shared by the native and the AgentGym-compatible routes.
+
+Env code (constructors, reset, step, close) runs in a bounded pool of worker threads so a slow
+env never stalls the event loop (health checks and other sessions stay responsive); a session's
+calls are serialised by its lock, so one client pipelining requests cannot corrupt its env.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import anyio
+from anyio import to_thread
+
+from envs.contract import HasExpert
+from envs.server.catalog import EnvCatalog
+from envs.server.config import ServerConfig
+from envs.server.protocol import to_jsonable
+from envs.server.sessions import Session, SessionManager, close_env
+
+log = logging.getLogger(__name__)
+
+
+class BadResetArguments(ValueError):
+    pass
+
+
+class NoExpert(RuntimeError):
+    pass
+
+
+class ActionTooLong(ValueError):
+    pass
+
+
+class EnvService:
+    def __init__(self, cfg: ServerConfig) -> None:
+        self.cfg = cfg
+        self.catalog = EnvCatalog.build(cfg.extra_envs, cfg.env_kwargs, cfg.imports)
+        self.sessions = SessionManager(cfg.max_sessions, cfg.idle_timeout_s)
+        self.started = time.monotonic()
+        self._limiter: anyio.CapacityLimiter | None = None
+        self._evictor: asyncio.Task | None = None
+
+    async def _run(self, fn: Any, *args: Any) -> Any:
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.cfg.env_threads)
+        return await to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    # -- lifecycle ------------------------------------------------------------------------
+    async def start(self) -> None:
+        for name in self.cfg.preload:
+            t0 = time.perf_counter()
+            _, env_id, kwargs, env = await self._run(self.catalog.make, name, {})
+            await self._run(close_env, env)
+            log.info("preloaded %s (%s, kwargs %s) in %.1f s", name, env_id, kwargs, time.perf_counter() - t0)
+        self._evictor = asyncio.create_task(self._evict_forever())
+
+    async def stop(self) -> None:
+        if self._evictor is not None:
+            self._evictor.cancel()
+        for s in self.sessions.pop_all():
+            await self._run(close_env, s.env)
+
+    async def _evict_forever(self) -> None:
+        period = max(0.05, min(self.cfg.idle_timeout_s / 4, 5.0))
+        while True:
+            await asyncio.sleep(period)
+            for s in self.sessions.pop_idle():
+                log.info("session %s (%s) closed after %.0f s idle", s.id, s.env_name, self.cfg.idle_timeout_s)
+                await self._run(close_env, s.env)
+
+    # -- operations -----------------------------------------------------------------------
+    async def create(self, env: str, kwargs: dict[str, Any]) -> Session:
+        self.catalog.resolve(env)  # an unknown name fails before taking a slot
+        self.sessions.reserve()
+        try:
+            name, env_id, merged, made = await self._run(self.catalog.make, env, kwargs)
+        except BaseException:
+            self.sessions.release()
+            raise
+        return self.sessions.add(name, env_id, merged, made)
+
+    async def reset(self, s: Session, seed: int | None, options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+        async with s.lock:
+            try:
+                obs, info = await self._run(lambda: s.env.reset(seed=seed, options=options))
+            except (ValueError, TypeError, KeyError) as e:
+                raise BadResetArguments(f"reset rejected by env {s.env_name!r}: {e}") from e
+            s.observation, s.info = str(obs), to_jsonable(info)
+            s.episodes += 1
+            s.touch()
+            return s.observation, s.info
+
+    async def step(self, s: Session, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if len(action) > self.cfg.max_action_chars:
+            raise ActionTooLong(f"action is {len(action):,} characters long; this server accepts at most "
+                                f"{self.cfg.max_action_chars:,} (server option --max-action-chars)")
+        async with s.lock:
+            s.require_reset()
+            obs, reward, terminated, truncated, info = await self._run(s.env.step, action)
+            s.observation, s.info = str(obs), to_jsonable(info)
+            s.steps += 1
+            s.touch()
+            r = float(reward)
+            return s.observation, r, bool(terminated), bool(truncated), s.info
+
+    async def expert_action(self, s: Session) -> str:
+        base = s.env.unwrapped
+        if not isinstance(base, HasExpert):
+            raise NoExpert(f"env {s.env_name!r} has no expert policy (expert_action())")
+        async with s.lock:
+            s.require_reset()
+            return str(await self._run(base.expert_action))
+
+    async def close(self, sid: str) -> None:
+        s = self.sessions.pop(sid)
+        async with s.lock:  # let an in-flight call finish before the env goes away
+            await self._run(close_env, s.env)
