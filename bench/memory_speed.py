@@ -137,8 +137,11 @@ def run_index_comparison(sizes: tuple[int, ...] = (10_000, 100_000), dim: int = 
         qs = x[rng.integers(0, n, queries)] + 0.3 * rng.standard_normal((queries, dim)).astype(np.float32)
         qs /= np.linalg.norm(qs, axis=1, keepdims=True)
 
+        from agents.memory.vector_index import _single_thread
+
         def exact(q: np.ndarray) -> np.ndarray:
-            s = x @ q
+            with _single_thread():  # as VectorMatrix does
+                s = x @ q
             p = np.argpartition(-s, k)[:k]
             return p[np.argsort(-s[p])]
 

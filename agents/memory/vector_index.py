@@ -1,7 +1,7 @@
 """Exact in-memory vector index: a growable float32 matrix plus the per-row columns the scorer needs.
 
-Chosen by measurement (bench/memory_index.py, 100k x 384, 2 cores): one numpy mat-vec over all rows takes
-~3 ms, faster than faiss IndexFlatIP (~7 ms), exact unlike HNSW (0.6 ms but approximate and ~24 s to
+Chosen by measurement (bench/memory_speed.py, 100k x 384, 2 cores): one numpy mat-vec over all rows takes
+3-5 ms, faster than faiss IndexFlatIP (7-24 ms), exact unlike HNSW (0.6 ms but approximate and ~24 s to
 build), and far faster than sqlite-vec's brute-force vec0 scan — which also cannot load into Pythons built
 without loadable SQLite extensions. Computing *every* similarity also makes the recency + importance +
 relevance score exact over all memories, with no candidate cut-off.
@@ -9,7 +9,24 @@ relevance score exact over all memories, with no candidate cut-off.
 
 from __future__ import annotations
 
+import contextlib
+from functools import lru_cache
+
 import numpy as np
+
+
+@lru_cache(maxsize=1)
+def _blas_limiter():
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # optional: without it the mat-vec uses BLAS's own threading
+        return None
+    return ThreadpoolController().select(user_api="blas")
+
+
+def _single_thread():
+    lim = _blas_limiter()
+    return lim.limit(limits=1) if lim is not None else contextlib.nullcontext()
 
 
 class VectorMatrix:
@@ -61,7 +78,8 @@ class VectorMatrix:
 
     def similarities(self, query: np.ndarray) -> np.ndarray:
         """Cosine similarity of the (normalised) query with every row."""
-        return self._vecs[: self.n] @ query.astype(np.float32, copy=False)
+        with _single_thread():
+            return self._vecs[: self.n] @ query.astype(np.float32, copy=False)
 
     def clear(self) -> None:
         self.n = 0
