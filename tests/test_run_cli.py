@@ -53,3 +53,18 @@ def test_embedded_default_brain_runs(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     s = json.loads((out / "summary.json").read_text())
     assert s["brain"] == "local" and s["model"] == "gemma3-270m" and s["summary"]["tokens_in"] > 0
+
+
+def test_reflective_lessons_carry_across_episodes_and_resume(tmp_path):
+    out = tmp_path / "run"
+    args = [*CORRIDOR, "brain=scripted", "brain.epsilon=0.3", "memory=reflective", "concurrency=1", f"out={out}"]
+    assert run(*args, "episodes=2").returncode == 0
+    eps = sorted(TrajectoryStore(out / "trajectories.jsonl").read(), key=lambda e: e.seed)
+    assert not eps[0].steps[0].memory_context  # nothing learnt yet
+    assert "Lessons from earlier episodes" in eps[1].steps[0].memory_context
+    state = json.loads((out / "memory_state.json").read_text())
+    assert state["kind"] == "composite"
+    # a resumed run starts from the saved lessons, not from scratch
+    assert run(*args, "episodes=3", "resume=true").returncode == 0
+    third = next(e for e in TrajectoryStore(out / "trajectories.jsonl").read() if e.seed == 2)
+    assert third.steps[0].memory_context.count("worked in") + third.steps[0].memory_context.count("failed") >= 2

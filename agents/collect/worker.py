@@ -7,6 +7,9 @@ kwargs are sent to the server, so the record is the same either way).
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -15,6 +18,9 @@ from agents.brains.base import Brain
 from agents.core.factory import ConfigError, build_agent, build_brain, build_memory, config_hash, make_env
 from agents.core.loop import arun_episode
 from agents.trajectories.schema import EpisodeRecord
+
+
+MEMORY_STATE = "memory_state.json"
 
 
 def episode_id(env_name: str, seed: int) -> str:
@@ -48,6 +54,13 @@ class EpisodeWorker:
         self.success_threshold = float(self.env_cfg.get("success_threshold", 1.0))
         self.remote = dict(cfg.get("remote") or {})
         self.config_hash = chash or config_hash(cfg)
+        # Memory carried from episode to episode (reflective lessons, facts): each episode's agent
+        # starts from the state the last finished episode left, persisted beside the trajectories.
+        self.carry = bool(self.mem_cfg.get("carry", True)) and self.mem_cfg.get("name") not in (None, "", "none")
+        self.memory_state_path = Path(cfg["out"]) / MEMORY_STATE if cfg.get("out") else None
+        self._memory_state: dict[str, Any] | None = None
+        if self.carry and self.memory_state_path is not None and self.memory_state_path.exists():
+            self._memory_state = json.loads(self.memory_state_path.read_text())
 
     # -- envs -------------------------------------------------------------------------------
     def make_env(self) -> gym.Env:
@@ -91,13 +104,26 @@ class EpisodeWorker:
     async def run(self, seed: int) -> EpisodeRecord:
         fork = getattr(self.brain, "fork", None)
         brain = fork(seed) if fork is not None else self.brain
-        agent = build_agent(brain, self.agent_cfg, build_memory(self.mem_cfg, brain), self.memory_budget, seed=seed)
+        memory = build_memory(self.mem_cfg, brain)
+        if memory is not None and self.carry and self._memory_state is not None:
+            memory.load_state(self._memory_state)
+        agent = build_agent(brain, self.agent_cfg, memory, self.memory_budget, seed=seed)
         env = self.make_env()
         try:
-            return await arun_episode(env, agent, seed=seed, max_steps=self.max_steps, max_invalid=self.max_invalid,
+            record = await arun_episode(env, agent, seed=seed, max_steps=self.max_steps, max_invalid=self.max_invalid,
                                       env_name=self.env_name, env_kwargs=dict(self.env_cfg.get("kwargs") or {}),
                                       episode_id=episode_id(self.env_name, seed), config_hash=self.config_hash,
                                       keep_messages=self.keep_messages, success_threshold=self.success_threshold)
         finally:
             await self._close(env)
+        if memory is not None and self.carry:
+            self._keep_memory(memory.save_state())
+        return record
+
+    def _keep_memory(self, state: dict[str, Any]) -> None:
+        self._memory_state = state
+        if self.memory_state_path is not None:
+            tmp = self.memory_state_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(state))
+            os.replace(tmp, self.memory_state_path)  # atomic: a crash leaves the old state or the new one
 

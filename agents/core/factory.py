@@ -51,10 +51,13 @@ def build_memory(memory_cfg: dict[str, Any], brain: Brain | None) -> Memory | No
     cfg = dict(memory_cfg or {})
     name = cfg.pop("name", "none")
     cfg.pop("budget_tokens", None)
+    cfg.pop("carry", None)  # the worker's business: whether state passes from episode to episode
     if name in ("none", "", None):
         return None
     from agents.memory.registry import make_memory
 
+    if brain is not None and brain.name == "scripted":
+        brain = None  # an expert policy cannot summarise or reflect: memories fall back to their rule-based versions
     try:
         return make_memory(name, brain=brain, **cfg)
     except TypeError as e:
