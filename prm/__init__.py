@@ -9,10 +9,11 @@ progress A_t = Q_t - Q_{t-1}. Modules, one job each:
 - `model`    Hugging Face backbone + scalar head read at the markers (save/from_pretrained)
 - `scoring`  batched, cached scoring of (partial) trajectories with a trained model
 - `metrics`  held-out evaluation: MSE vs MC labels, step ranking, success AUC
-- `train`    `python -m prm.train`: L_Q + beta * L_A with labels recomputed by the current model
+- `config`, `loss`, `plots`, `train`  `python -m prm.train`: L_Q + beta * L_A, labels recomputed by the current model
 - `policy`   sample M actions at a state from any brain; roll a policy out from a state
-- `search`   Best-of-N, step-level beam search @N x M, per-step reranking (env snapshot/restore)
-- `dense`    write per-step promise/progress into trajectories as dense rewards
+- `search`   Best-of-N, step-level beam search @N x M, per-step reranking (env snapshot/restore);
+             `python -m prm.search` (work in `run_search`)
+- `dense`    write per-step promise/progress into trajectories as dense rewards (`python -m prm.dense`)
 
 `import prm` stays light: torch is imported only by the modules that need it.
 """
