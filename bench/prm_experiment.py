@@ -1,0 +1,469 @@
+"""AgentPRM on WebShop: does PRM-guided search beat unguided sampling at equal budget? TD/GAE vs MC labels?
+
+    nice python bench/prm_experiment.py                 # the full run (~40 min on 2 shared CPU cores)
+    nice python bench/prm_experiment.py --quick         # a smoke run (minutes, numbers meaningless)
+
+Stages (each cached under --work, so a re-run resumes): 1M-step target benchmark; trajectories of a
+stochastic policy (the scripted expert with epsilon noise) on *train* goals; MC labels for a
+baseline set at the same sampled-step budget and for held-out *test*-goal trajectories; a TD/GAE
+PRM and an MC PRM trained with `prm.train`; PRM scoring throughput; then on held-out test goals:
+greedy (one policy sample) vs Best-of-N-random vs Best-of-N-PRM vs beam-PRM at N = 2, 4, 8, 16
+policy samples per decision, with 95% confidence intervals over seeds.
+Writes bench/results/prm.json, bench/results/prm_search.png and prints rich tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+log = logging.getLogger("prm_experiment")
+RESULTS = ROOT / "bench" / "results"
+ENV_ID = "agentsim/WebShop-v0"
+# equal budget B = policy samples per decision: Best-of-N draws B whole trajectories; beam @N x M draws N*M actions a depth
+BEAMS = {2: (1, 2), 4: (2, 2), 8: (2, 4), 16: (4, 4)}
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def ci95(xs: list[float]) -> tuple[float, float]:
+    """Mean and half-width of the 95% t-interval over seeds."""
+    a = np.asarray(xs, dtype=float)
+    if len(a) < 2:
+        return float(a.mean()), float("nan")
+    return float(a.mean()), float(T975.get(len(a) - 1, 1.96) * a.std(ddof=1) / np.sqrt(len(a)))
+
+
+# ---------------------------------------------------------------------------------------------- setup
+def make_env(split: str, args):
+    import envs  # noqa: F401
+    from envs.webshop.env import WebShopEnv
+
+    return WebShopEnv(num_products=args.products, split=split, max_steps=args.max_steps)
+
+
+def make_sampler(args, temperature: float = 1.0):
+    from agents.brains.scripted import ScriptedBrain
+    from prm.policy import BrainSampler
+
+    return BrainSampler(ScriptedBrain(epsilon=args.epsilon), temperature=temperature, agent_cfg={"mode": "choose"})
+
+
+def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, split: str):
+    """Policy trajectories as EpisodeRecords (reset options kept in meta for exact replay)."""
+    from prm.policy import rollout, start, to_episode
+
+    eps, steps = [], 0
+    for g in goals:
+        root = start(env, options={"goal_index": g})
+        for j in range(per_goal):
+            end, n = rollout(env, sampler, root, seed=seed * 100_003 + g * 97 + j, max_steps=args.max_steps)
+            steps += n
+            eps.append(to_episode(end, episode_id=f"{split}-g{g}-s{seed}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
+                                  brain="scripted", model=f"expert(eps={args.epsilon})",
+                                  env_kwargs={"num_products": args.products, "split": split, "max_steps": args.max_steps},
+                                  meta={"reset_options": {"goal_index": g}}))
+    return eps, steps
+
+
+def write_run(folder: Path, eps) -> None:
+    from agents.trajectories.store import TrajectoryStore
+
+    folder.mkdir(parents=True, exist_ok=True)
+    f = folder / "trajectories.jsonl"
+    if f.exists():
+        f.unlink()
+    store = TrajectoryStore(f)
+    for ep in eps:
+        store.append(ep)
+
+
+def label_mc(env, sampler, eps, k: int, seed: int, args, folder: Path) -> int:
+    from prm.targets.mc import mc_labels, write_mc_labels
+
+    path = folder / "mc_labels.jsonl"
+    if path.exists():
+        path.unlink()
+    labs = [mc_labels(env, ep, sampler, k=k, seed=seed + i, max_steps=args.max_steps, outcome=args.outcome)
+            for i, ep in enumerate(eps)]
+    write_mc_labels(path, labs, k)
+    return sum(lab.sampled_steps for lab in labs)
+
+
+# ---------------------------------------------------------------------------------------------- stages
+def stage_targets_bench() -> dict:
+    from prm.targets.td import td_targets
+
+    rng = np.random.default_rng(0)
+    lens = rng.integers(2, 30, size=70_000)
+    lens = lens[: np.searchsorted(np.cumsum(lens), 1_000_000) + 1]
+    n = int(lens.sum())
+    values = rng.random(n)
+    rewards = np.zeros(n)
+    rewards[np.cumsum(lens) - 1] = rng.random(len(lens))
+    terminal = rng.random(len(lens)) < 0.8
+    out = {"steps": n, "trajectories": len(lens)}
+    for mode in ("paper", "sarsa"):
+        td_targets(values, rewards, lens, terminal, mode=mode)  # warm
+        ts = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            td_targets(values, rewards, lens, terminal, mode=mode)
+            ts.append(time.perf_counter() - t0)
+        out[f"{mode}_seconds_median"] = float(np.median(ts))
+    return out
+
+
+def stage_data(args, work: Path) -> dict:
+    """TD set, MC set at the same sampled-step budget, held-out test set with MC labels."""
+    meta_path = work / "data.json"
+    if meta_path.exists():
+        return json.loads(meta_path.read_text())
+    sampler = make_sampler(args)
+    train_env = make_env("train", args)
+    rng = np.random.default_rng(args.seed)
+    goals = rng.permutation(len(train_env.goals)).tolist()
+    td_goals, mc_pool = goals[: args.td_goals], goals[args.td_goals:]
+    t0 = time.perf_counter()
+    td_eps, td_steps = collect(train_env, sampler, td_goals, args.per_goal, 1, args, "train")
+    write_run(work / "td", td_eps)
+    # MC baseline: same budget of sampled steps (its own trajectories + its rollouts)
+    mc_eps, mc_steps, spent = [], 0, 0
+    from prm.targets.mc import mc_labels, write_mc_labels
+
+    labs = []
+    for g in mc_pool:  # stop before the trajectory that would overshoot the TD budget
+        if mc_steps + spent >= td_steps:
+            break
+        eps, _ = collect(train_env, sampler, [g], args.per_goal, 2, args, "train")
+        for ep in eps:
+            lab = mc_labels(train_env, ep, sampler, k=args.mc_k, seed=1000 + len(labs), max_steps=args.max_steps,
+                             outcome=args.outcome)
+            if mc_eps and mc_steps + spent + len(ep.steps) + lab.sampled_steps > td_steps:
+                break
+            mc_eps.append(ep)
+            labs.append(lab)
+            mc_steps += len(ep.steps)
+            spent += lab.sampled_steps
+    write_run(work / "mc", mc_eps)
+    (work / "mc" / "mc_labels.jsonl").unlink(missing_ok=True)
+    write_mc_labels(work / "mc" / "mc_labels.jsonl", labs, args.mc_k)
+    # held-out: test goals, MC labels with more rollouts (the reference for PRM quality)
+    test_env = make_env("test", args)
+    test_goals = list(range(len(test_env.goals)))
+    held_goals = test_goals[args.search_goals: args.search_goals + args.heldout_goals]
+    if len(held_goals) < args.heldout_goals // 2:
+        held_goals = test_goals[: args.heldout_goals]
+    held_eps, held_steps = collect(test_env, sampler, held_goals, 2, 3, args, "test")
+    write_run(work / "heldout", held_eps)
+    held_spent = label_mc(test_env, sampler, held_eps, args.heldout_mc_k, 5000, args, work / "heldout")
+    meta = {"td": {"trajectories": len(td_eps), "goals": len(td_goals), "sampled_steps": td_steps},
+            "mc": {"trajectories": len(mc_eps), "goals": len({e.meta["reset_options"]["goal_index"] for e in mc_eps}),
+                   "trajectory_steps": mc_steps, "rollout_steps": spent, "sampled_steps": mc_steps + spent, "k": args.mc_k},
+            "heldout": {"trajectories": len(held_eps), "goals": len(held_goals), "steps": held_steps,
+                        "mc_k": args.heldout_mc_k, "mc_rollout_steps": held_spent},
+            "policy_success_train": float(np.mean([e.outcome.success for e in td_eps])),
+            "seconds": time.perf_counter() - t0}
+    meta_path.write_text(json.dumps(meta, indent=2))
+    return meta
+
+
+def stage_train(args, work: Path, name: str, labels: str) -> dict:
+    from prm.train import train
+
+    out = work / f"prm_{name}"
+    if (out / "final" / "prm_config.json").exists():
+        return json.loads((out / "history.json").read_text())
+    cfg = {"data": [str(work / name)], "eval_data": [str(work / "heldout")], "out": str(out), "labels": labels,
+           "epochs": args.epochs, "batch_size": 4, "grad_accum": 2, "freeze_layers": args.freeze_layers,
+           "outcome": args.outcome,
+           "text": {"max_length": args.max_length, "obs_tokens": args.obs_tokens, "instruction_tokens": 64,
+                    "action_tokens": 16},
+           "threads": args.threads, "seed": args.seed, "progress": False}
+    train(cfg)
+    return json.loads((out / "history.json").read_text())
+
+
+def stage_throughput(args, work: Path) -> dict:
+    import torch
+
+    from prm.episodes import load_trajectories
+    from prm.model import PRMModel
+    from prm.scoring import PRMScorer
+
+    model = PRMModel.from_pretrained(work / "prm_td" / "final")
+    trajs = load_trajectories([work / "heldout"])[:24]
+    n_steps = sum(len(t) for t in trajs)
+    out = {"steps": n_steps}
+    # batched: every step of every trajectory, windows batched 16 at a time
+    s = PRMScorer(model, batch_size=16)
+    t0 = time.perf_counter()
+    s.score_trajectories(trajs)
+    out["batched_one_pass_steps_per_s"] = n_steps / (time.perf_counter() - t0)
+    # one-by-one: one forward pass per step (the prefix ending at that step), no batching
+    s1 = PRMScorer(model, batch_size=1)
+    t0 = time.perf_counter()
+    for t in trajs:
+        s1.score_last([(t.instruction, t.observations[: k + 1], t.actions[: k + 1]) for k in range(len(t))][:1])
+        for k in range(1, len(t)):
+            s1.score_last([(t.instruction, t.observations[: k + 1], t.actions[: k + 1])])
+    out["per_step_unbatched_steps_per_s"] = n_steps / (time.perf_counter() - t0)
+    out["torch_threads"] = torch.get_num_threads()
+    return out
+
+
+def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: list[str]) -> dict:
+    """Per (method, budget): success and score per seed over the search goals; cached per PRM."""
+    path = work / f"search_{prm_name}.json"
+    done = json.loads(path.read_text()) if path.exists() else {}
+    from prm.model import PRMModel
+    from prm.scoring import PRMScorer
+    from prm.search import beam_search, best_of_n
+
+    scorer = PRMScorer(PRMModel.from_pretrained(work / f"prm_{prm_name}" / "final"), batch_size=16)
+    env = make_env("test", args)
+    sampler = make_sampler(args)
+    goals = list(range(min(args.search_goals, len(env.goals))))
+    for b in budgets:
+        for method in methods:
+            key = f"{method}@{b}"
+            if key in done:
+                continue
+            t0 = time.perf_counter()
+            per_seed, samples, scored = [], 0, 0
+            for seed in range(args.seeds):
+                succ, score, rnd_s, rnd_r, orc = [], [], [], [], []
+                for g in goals:
+                    sd = seed * 10_000 + g
+                    if method == "bon":
+                        res = best_of_n(env, sampler, scorer, n=b, seed=sd, max_steps=args.max_steps, options={"goal_index": g})
+                        # unguided baselines from the very same samples: a random pick (its expectation) and the oracle
+                        outs = [n.outcome() for n in res.finished]
+                        rnd_s.append(float(np.mean([o >= 1.0 for o in outs])))
+                        rnd_r.append(float(np.mean(outs)))
+                        orc.append(float(max(outs) >= 1.0))
+                    else:
+                        n_, m_ = BEAMS[b]
+                        res = beam_search(env, sampler, scorer, n=n_, m=m_, seed=sd, max_steps=args.max_steps,
+                                          options={"goal_index": g})
+                    samples += res.samples
+                    scored += res.scored
+                    succ.append(float(res.best.outcome() >= 1.0))
+                    score.append(res.best.outcome())
+                row = {"success": float(np.mean(succ)), "score": float(np.mean(score))}
+                if method == "bon":
+                    row |= {"random_success": float(np.mean(rnd_s)), "random_score": float(np.mean(rnd_r)),
+                            "oracle_success": float(np.mean(orc))}
+                per_seed.append(row)
+            n_eps = args.seeds * len(goals)
+            done[key] = {"per_seed": per_seed, "samples_per_episode": samples / n_eps, "scored_per_episode": scored / n_eps,
+                         "seconds": time.perf_counter() - t0}
+            log.info("%s %s: success %.3f (%.0f s)", prm_name, key, np.mean([r["success"] for r in per_seed]),
+                     time.perf_counter() - t0)
+            path.write_text(json.dumps(done, indent=2))
+    done["_scorer"] = {"windows": scorer.stats.windows, "cache_hits": scorer.stats.cache_hits,
+                       "seconds": scorer.stats.seconds}
+    return done
+
+
+def stage_llm(args, work: Path) -> dict:
+    """The embedded LLM (Gemma 3 270M ranking the listed actions) as the policy: greedy vs Best-of-N, small."""
+    path = work / "search_llm.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    from agents.brains.local import LocalBrain
+    from prm.model import PRMModel
+    from prm.policy import BrainSampler, rollout, start
+    from prm.scoring import PRMScorer
+    from prm.search import best_of_n
+
+    brain = LocalBrain(n_ctx=4096, seed=0)
+    env = make_env("test", args)
+    scorer = PRMScorer(PRMModel.from_pretrained(work / "prm_td" / "final"), batch_size=16)
+    greedy_s = BrainSampler(brain, temperature=0.0, agent_cfg={"mode": "choose"})
+    sampled = BrainSampler(brain, temperature=1.0, agent_cfg={"mode": "choose"})
+    rows = []
+    t0 = time.perf_counter()
+    for g in range(args.llm_goals):
+        end, n_greedy = rollout(env, greedy_s, start(env, options={"goal_index": g}), seed=g, max_steps=args.max_steps)
+        res = best_of_n(env, sampled, scorer, n=args.llm_n, seed=g, max_steps=args.max_steps, options={"goal_index": g})
+        outs = [n.outcome() for n in res.finished]
+        rows.append({"goal": g, "greedy": end.outcome(), "bon_prm": res.best.outcome(), "bon_random": float(np.mean(outs)),
+                     "bon_oracle": float(max(outs)), "samples": res.samples + n_greedy})
+        log.info("llm goal %d: %s", g, rows[-1])
+    out = {"n": args.llm_n, "goals": args.llm_goals, "rows": rows, "seconds": time.perf_counter() - t0,
+           "mean": {k: float(np.mean([r[k] for r in rows])) for k in ("greedy", "bon_prm", "bon_random", "bon_oracle")}}
+    path.write_text(json.dumps(out, indent=2))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- report
+def summarize_search(search: dict, budgets: list[int]) -> dict:
+    rows = {}
+    # one policy sample = the success of a random pick; the largest Best-of-N run estimates it best
+    widest = max((b for b in budgets if f"bon@{b}" in search), default=None)
+    if widest is not None:
+        per_seed = search[f"bon@{widest}"]["per_seed"]
+        rows["greedy (1 sample)"] = {"success": ci95([r["random_success"] for r in per_seed]),
+                                     "score": ci95([r["random_score"] for r in per_seed]), "samples": 1.0}
+    for b in budgets:
+        bon = search.get(f"bon@{b}")
+        if bon:
+            rows[f"BoN-random@{b}"] = {"success": ci95([r["random_success"] for r in bon["per_seed"]]),
+                                       "score": ci95([r["random_score"] for r in bon["per_seed"]])}
+            rows[f"BoN-PRM@{b}"] = {"success": ci95([r["success"] for r in bon["per_seed"]]),
+                                    "score": ci95([r["score"] for r in bon["per_seed"]]),
+                                    "samples": bon["samples_per_episode"]}
+            rows[f"BoN-oracle@{b}"] = {"success": ci95([r["oracle_success"] for r in bon["per_seed"]])}
+        beam = search.get(f"beam@{b}")
+        if beam:
+            n_, m_ = BEAMS[b]
+            rows[f"beam-PRM@{b} ({n_}x{m_})"] = {"success": ci95([r["success"] for r in beam["per_seed"]]),
+                                                "score": ci95([r["score"] for r in beam["per_seed"]]),
+                                                "samples": beam["samples_per_episode"]}
+    return rows
+
+
+def fmt(ci: tuple[float, float]) -> str:
+    return f"{ci[0]:.3f} ± {ci[1]:.3f}"
+
+
+def plot(summary: dict, budgets: list[int], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for label, prefix, suffix in (("Best-of-N random", "BoN-random@", ""), ("Best-of-N PRM (TD)", "BoN-PRM@", ""),
+                                  ("beam PRM (TD)", "beam-PRM@", None), ("Best-of-N oracle", "BoN-oracle@", "")):
+        xs, ys, es = [], [], []
+        for b in budgets:
+            key = next((k for k in summary if k.startswith(f"{prefix}{b}") and (suffix is None or k == f"{prefix}{b}")), None)
+            if key:
+                xs.append(b)
+                ys.append(summary[key]["success"][0])
+                es.append(summary[key]["success"][1])
+        if xs:
+            ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=label, ls="--" if "oracle" in label else "-")
+    g = summary.get("greedy (1 sample)")
+    if g:
+        ax.axhline(g["success"][0], color="gray", ls=":", label="greedy (1 sample)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("policy samples per decision (N)")
+    ax.set_ylabel("success rate (held-out test goals)")
+    ax.set_title("WebShop, scripted expert with epsilon noise")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--work", default=str(Path(os.environ.get("AGENTSIM_CACHE", Path.home() / ".cache" / "agentsim")) / "prm_experiment"))
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--products", type=int, default=2000)
+    p.add_argument("--epsilon", type=float, default=0.5)
+    p.add_argument("--max-steps", type=int, default=15)
+    p.add_argument("--td-goals", type=int, default=80)
+    p.add_argument("--per-goal", type=int, default=4)
+    p.add_argument("--mc-k", type=int, default=2)
+    p.add_argument("--heldout-goals", type=int, default=16)
+    p.add_argument("--heldout-mc-k", type=int, default=8)
+    p.add_argument("--search-goals", type=int, default=15)
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--max-length", type=int, default=256)
+    p.add_argument("--obs-tokens", type=int, default=48)
+    p.add_argument("--freeze-layers", type=int, default=1)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--outcome", choices=["reward", "success"], default="success")
+    p.add_argument("--budgets", default="2,4,8,16")
+    p.add_argument("--llm-goals", type=int, default=0, help="also run the embedded LLM as the policy on this many goals")
+    p.add_argument("--llm-n", type=int, default=4)
+    args = p.parse_args()
+    if args.quick:
+        args.td_goals, args.per_goal, args.heldout_goals, args.search_goals, args.seeds, args.epochs = 6, 2, 4, 4, 2, 1
+        args.heldout_mc_k, args.budgets = 2, "2,4"
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    work = Path(args.work) / ("quick" if args.quick else "full")
+    work.mkdir(parents=True, exist_ok=True)
+    budgets = [int(b) for b in args.budgets.split(",")]
+    console = Console()
+    t_all = time.perf_counter()
+
+    result: dict = {"config": vars(args), "date": time.strftime("%Y-%m-%d")}
+    result["targets_1m"] = stage_targets_bench()
+    log.info("targets: %s", result["targets_1m"])
+    result["data"] = stage_data(args, work)
+    log.info("data: %s", result["data"])
+    result["train_td"] = stage_train(args, work, "td", "td")
+    result["train_mc"] = stage_train(args, work, "mc", "mc")
+    result["throughput"] = stage_throughput(args, work)
+    log.info("throughput: %s", result["throughput"])
+    result["search_td"] = stage_search(args, work, "td", budgets, ["bon", "beam"])
+    mc_budgets = [b for b in budgets if b == 8] or budgets[-1:]
+    result["search_mc"] = stage_search(args, work, "mc", mc_budgets, ["bon", "beam"])
+    if args.llm_goals:
+        result["llm"] = stage_llm(args, work)
+    summary = summarize_search(result["search_td"], budgets)
+    result["summary_td"] = {k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in summary.items()}
+    summary_mc = summarize_search(result["search_mc"], mc_budgets)
+    result["summary_mc"] = {k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in summary_mc.items()}
+    result["seconds"] = time.perf_counter() - t_all
+
+    t = Table(title=f"WebShop held-out test goals: success rate, mean ± 95% CI over {args.seeds} seeds "
+                    f"({args.search_goals} goals each)")
+    for c in ("method", "success", "score", "samples/episode"):
+        t.add_column(c, justify="right" if c != "method" else "left")
+    for k, v in summary.items():
+        t.add_row(k, fmt(v["success"]), fmt(v["score"]) if "score" in v else "-",
+                  f"{v['samples']:.1f}" if "samples" in v else "-")
+    console.print(t)
+    t2 = Table(title="TD/GAE vs MC labels at an equal budget of sampled steps")
+    for c in ("labels", "trajectories", "sampled steps", "held-out MSE vs MC", "pairwise acc", "spearman", "success AUC",
+              "BoN-PRM@8", "beam-PRM@8", "train s/epoch"):
+        t2.add_column(c, justify="right")
+    for name, summ in (("td", summary), ("mc", summary_mc)):
+        h = result[f"train_{name}"]["epochs"][-1]
+        d = result["data"][name]
+        t2.add_row(name, str(d["trajectories"]), str(d["sampled_steps"]), f"{h.get('mse_vs_mc', float('nan')):.4f}",
+                   f"{h.get('pairwise_acc', float('nan')):.3f}", f"{h.get('spearman', float('nan')):.3f}",
+                   f"{h.get('success_auc', float('nan')):.3f}",
+                   fmt(summ["BoN-PRM@8"]["success"]) if "BoN-PRM@8" in summ else "-",
+                   fmt(next(v["success"] for k, v in summ.items() if k.startswith("beam-PRM@8"))) if any(k.startswith("beam-PRM@8") for k in summ) else "-",
+                   f"{np.mean([e['train_seconds'] for e in result[f'train_{name}']['epochs'] if 'train_seconds' in e]):.0f}")
+    console.print(t2)
+    th = result["throughput"]
+    console.print(f"PRM scoring: {th['batched_one_pass_steps_per_s']:.1f} steps/s batched one-pass vs "
+                  f"{th['per_step_unbatched_steps_per_s']:.1f} steps/s one-by-one; targets for "
+                  f"{result['targets_1m']['steps']:,} steps: paper {result['targets_1m']['paper_seconds_median'] * 1e3:.0f} ms, "
+                  f"sarsa {result['targets_1m']['sarsa_seconds_median'] * 1e3:.0f} ms")
+    if "llm" in result:
+        m = result["llm"]["mean"]
+        console.print(f"embedded LLM policy on {result['llm']['goals']} test goals (reward, mean): greedy {m['greedy']:.3f}, "
+                      f"BoN-random@{result['llm']['n']} {m['bon_random']:.3f}, BoN-PRM@{result['llm']['n']} {m['bon_prm']:.3f}, "
+                      f"oracle {m['bon_oracle']:.3f}")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    name = "prm_quick" if args.quick else "prm"
+    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, default=str))
+    plot(summary, budgets, RESULTS / f"{name}_search.png")
+    console.print(f"wrote {RESULTS / f'{name}.json'} and {RESULTS / f'{name}_search.png'} in {result['seconds']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

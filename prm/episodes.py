@@ -1,0 +1,120 @@
+"""Trajectory records -> what the PRM needs per step: the state text, the action, the reward, the end.
+
+The trajectory store keeps everything an agent saw and did; a PRM needs less: the state s_t
+the agent acted in (the observation *before* step t), the action a_t, the reward after it, and
+whether the episode really ended (terminal) or was merely cut.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from agents.trajectories.schema import EpisodeRecord
+from agents.trajectories.store import TrajectoryStore
+
+log = logging.getLogger(__name__)
+OutcomeMode = Literal["reward", "success"]
+TRAJECTORIES = "trajectories.jsonl"
+MC_LABELS = "mc_labels.jsonl"
+
+
+@dataclass
+class Trajectory:
+    episode_id: str
+    instruction: str
+    observations: list[str]  # s_t: what the agent saw before acting at step t
+    actions: list[str]  # a_t as text (an unparsed output is kept, marked, so the PRM can judge it)
+    rewards: np.ndarray  # r_t after a_t
+    terminal: bool  # nothing to bootstrap after the last step
+    outcome: float  # the final outcome the labels converge to
+    success: bool
+    group: str  # the task (instruction); steps of one task are comparable
+    mc_q: np.ndarray | None = None  # Monte Carlo promise labels, when computed
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def step_action_text(step) -> str:
+    if step.action is not None:
+        return step.action
+    return f"(unparsed output) {step.raw_output[:120]}"
+
+
+def from_record(ep: EpisodeRecord, *, outcome: OutcomeMode = "reward", truncated_as_failure: bool = True) -> Trajectory | None:
+    """One episode record as a PRM trajectory; None for an episode with no steps."""
+    if not ep.steps:
+        return None
+    observations = [ep.initial_observation] + [s.observation for s in ep.steps[:-1]]
+    actions = [step_action_text(s) for s in ep.steps]
+    rewards = np.array([s.reward for s in ep.steps], dtype=np.float64)
+    terminated = ep.outcome.terminated
+    terminal = terminated or (ep.outcome.truncated and truncated_as_failure)
+    success = bool(ep.outcome.success)
+    if outcome == "success":
+        rewards = np.zeros(len(ep.steps))
+        rewards[-1] = 1.0 if success else 0.0
+    elif not terminated and truncated_as_failure:
+        rewards = np.where(np.arange(len(rewards)) == len(rewards) - 1, 0.0, rewards)  # a cut is a failure
+    final = float(rewards.sum())
+    return Trajectory(episode_id=ep.episode_id, instruction=ep.instruction, observations=observations, actions=actions,
+                      rewards=rewards, terminal=terminal, outcome=final, success=success, group=ep.instruction,
+                      meta=dict(ep.meta))
+
+
+def trajectory_files(paths: Iterable[str | Path]) -> list[Path]:
+    """A run folder (with trajectories.jsonl) or a .jsonl file, for each path given."""
+    files = []
+    for p in paths:
+        p = Path(p)
+        f = p / TRAJECTORIES if p.is_dir() else p
+        if not f.is_file():
+            raise FileNotFoundError(f"no trajectories at {p}: expected a run folder made by agents.run "
+                                    f"(holding {TRAJECTORIES}) or a .jsonl file")
+        files.append(f)
+    return files
+
+
+def load_trajectories(paths: Iterable[str | Path], *, outcome: OutcomeMode = "reward",
+                      truncated_as_failure: bool = True) -> list[Trajectory]:
+    """Every episode in the given run folders / files, with MC labels attached where a sibling mc_labels.jsonl has them."""
+    out: list[Trajectory] = []
+    for f in trajectory_files(paths):
+        mc = read_mc_labels(f.parent / MC_LABELS)
+        for ep in TrajectoryStore(f).read():
+            t = from_record(ep, outcome=outcome, truncated_as_failure=truncated_as_failure)
+            if t is None:
+                continue
+            q = mc.get(t.episode_id)
+            if q is not None and len(q) == len(t):
+                t.mc_q = q
+            out.append(t)
+    log.info("loaded %d trajectories (%d steps)", len(out), sum(len(t) for t in out))
+    return out
+
+
+def read_mc_labels(path: Path) -> dict[str, np.ndarray]:
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out[row["episode_id"]] = np.asarray(row["q"], dtype=np.float64)
+    return out
+
+
+def flatten(trajs: list[Trajectory]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rewards, lengths, terminal) as the flat arrays `prm.targets.td_targets` takes."""
+    rewards = np.concatenate([t.rewards for t in trajs]) if trajs else np.zeros(0)
+    lengths = np.array([len(t) for t in trajs], dtype=np.int64)
+    terminal = np.array([t.terminal for t in trajs], dtype=bool)
+    return rewards, lengths, terminal

@@ -1,0 +1,160 @@
+"""A policy for search and Monte Carlo labels: sample M actions at a state, step from a snapshot, roll out.
+
+Works with any brain that can sample: a brain that ranks the env's listed actions (`choose` at a
+temperature: local llama.cpp, scripted expert with epsilon noise) or one that writes text
+(`complete` at a temperature: OpenAI-compatible endpoints). The agent used here has no memory:
+each sample sees the instruction and the current observation, so samples at one state are
+independent of how the search reached it.
+
+A `Node` is a search state: the env snapshot plus the steps that led there, as `StepRecord`s,
+so a finished node becomes an ordinary trajectory record.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+import gymnasium as gym
+
+from agents.brains.base import Brain
+from agents.core.agent import Agent
+from agents.core.loop import _jsonable
+from agents.trajectories.schema import EpisodeRecord, EpisodeStats, Outcome, StepRecord
+from envs.contract import Snapshottable
+
+
+@dataclass(frozen=True)
+class Sample:
+    action: str | None  # None: the output did not parse into an action
+    raw_output: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    error: str | None = None  # why it did not parse
+
+
+class ActionSampler(Protocol):
+    def sample(self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int,
+               seed: int) -> list[Sample]: ...
+
+
+class BrainSampler:
+    """Draws `n` independent actions from a brain at a temperature (one seed per draw)."""
+
+    def __init__(self, brain: Brain, temperature: float = 1.0, agent_cfg: dict[str, Any] | None = None) -> None:
+        from agents.core.factory import build_agent
+
+        cfg = dict(agent_cfg or {})
+        cfg["temperature"] = temperature
+        self.brain = brain
+        self.agent: Agent = build_agent(brain, cfg, None)
+
+    def sample(self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int,
+               seed: int) -> list[Sample]:
+        bind = getattr(self.brain, "bind_env", None)
+        if bind is not None:
+            bind(env)
+        out = []
+        for i in range(n):
+            self.agent.reset(instruction, seed=seed * 1009 + i)
+            d = self.agent.decide(observation, info)
+            o = d.output
+            out.append(Sample(d.parsed.action if d.parsed.ok else None, o.text, o.tokens_in, o.tokens_out, o.latency_s,
+                              None if d.parsed.ok else (d.parsed.error or "unparsable output")))
+        return out
+
+
+@dataclass
+class Node:
+    """A state reached by a sequence of steps; `observations[t]` is what step t acted in."""
+
+    snapshot: Any
+    observation: str
+    info: dict[str, Any]
+    instruction: str
+    initial_observation: str
+    observations: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    terminated: bool = False
+    truncated: bool = False
+    last_reward: float = 0.0
+    score: float | None = None  # PRM promise of the last step
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
+
+    def outcome(self) -> float:
+        """The benchmark's view: the reward at a real end; a cut is a failure."""
+        return self.last_reward if self.terminated else 0.0
+
+
+def _snapshottable(env: gym.Env) -> Snapshottable:
+    base = env.unwrapped
+    if not isinstance(base, Snapshottable):
+        raise TypeError(f"search and MC labels need an env with snapshot()/restore(); {type(base).__name__} has none")
+    return base
+
+
+def start(env: gym.Env, seed: int | None = None, options: dict[str, Any] | None = None) -> Node:
+    obs, info = env.reset(seed=seed, options=options)
+    return Node(_snapshottable(env).snapshot(), obs, info, str(info.get("instruction", "")), obs)
+
+
+def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int) -> Node:
+    """The child of `node` after `sample` (the env is restored to `node` first; it is left at the child)."""
+    base = _snapshottable(env)
+    index = len(node.steps)
+    common = dict(index=index, raw_output=sample.raw_output, tokens_in=sample.tokens_in, tokens_out=sample.tokens_out,
+                  latency_s=sample.latency_s)
+    if sample.action is None:
+        feedback = sample.error or "Your reply could not be parsed."
+        step = StepRecord(**common, action=None, parse_error=feedback, observation=feedback)
+        child = replace(node, observations=node.observations + [node.observation],
+                        actions=node.actions + [f"(unparsed output) {sample.raw_output[:120]}"],
+                        steps=node.steps + [step], score=None)
+    else:
+        base.restore(node.snapshot)
+        obs, reward, terminated, truncated, info = env.step(sample.action)
+        step = StepRecord(**common, action=sample.action, env_error=info.get("error"), observation=obs,
+                          reward=float(reward), terminated=bool(terminated), truncated=bool(truncated), info=_jsonable(info))
+        child = Node(base.snapshot(), obs, info, node.instruction, node.initial_observation,
+                     node.observations + [node.observation], node.actions + [sample.action], node.steps + [step],
+                     bool(terminated), bool(truncated), float(reward) if reward else node.last_reward)
+    if not child.done and len(child.steps) >= max_steps:
+        child.truncated = True
+        child.steps[-1] = child.steps[-1].model_copy(update={"truncated": True})
+    return child
+
+
+def rollout(env: gym.Env, sampler: ActionSampler, node: Node, *, seed: int, max_steps: int) -> tuple[Node, int]:
+    """Follow the policy from `node` to the end; returns the final node and the number of sampled steps."""
+    n = 0
+    while not node.done:
+        s = sampler.sample(env, node.instruction, node.observation, node.info, 1, seed * 131 + len(node.steps))[0]
+        node = apply(env, node, s, max_steps)
+        n += 1
+    return node, n
+
+
+def to_episode(node: Node, *, episode_id: str, env_name: str, env_id: str, seed: int, brain: str, model: str = "",
+               env_kwargs: dict[str, Any] | None = None, meta: dict[str, Any] | None = None,
+               success_threshold: float = 1.0, started_at: float | None = None) -> EpisodeRecord:
+    """A finished node as a trajectory record (the same schema `agents.run` writes)."""
+    steps = node.steps
+    total = sum(s.reward for s in steps)
+    reason = None if node.terminated else ("max_steps" if node.truncated else None)
+    outcome = Outcome(reward=node.last_reward, total_reward=total, success=node.last_reward >= success_threshold,
+                      terminated=node.terminated, truncated=node.truncated, truncation_reason=reason)
+    stats = EpisodeStats(steps=len(steps), env_steps=sum(1 for s in steps if s.action is not None),
+                         invalid_actions=sum(1 for s in steps if s.env_error), parse_failures=sum(1 for s in steps if s.parse_error),
+                         tokens_in=sum(s.tokens_in for s in steps), tokens_out=sum(s.tokens_out for s in steps),
+                         brain_time_s=sum(s.latency_s for s in steps), wall_time_s=0.0)
+    now = time.time()
+    return EpisodeRecord(episode_id=episode_id, env=env_name, env_id=env_id, env_kwargs=_jsonable(env_kwargs or {}), seed=seed,
+                         instruction=node.instruction, initial_observation=node.initial_observation, brain=brain, model=model,
+                         steps=steps, outcome=outcome, stats=stats, started_at=started_at or now, finished_at=now,
+                         meta=_jsonable(meta or {}))

@@ -1,0 +1,142 @@
+"""PRM-guided test-time search over an env with snapshot/restore.
+
+- `best_of_n`: N whole trajectories from the policy; keep the one whose last step the PRM
+  promises most (without a PRM: a uniformly random one, the unguided baseline).
+- `beam_search` @N x M: keep N partial trajectories; expand each with M sampled actions (same
+  action sampled twice is stepped once); score every child's last step; keep the best N. A
+  finished child keeps its slot; the search ends when no live beam is left. Answer: the best finished.
+- `rerank`: per-step reranking of M sampled actions = beam search with N = 1.
+
+Budget accounting is explicit: policy samples drawn, env steps, PRM windows scored.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from prm.policy import ActionSampler, Node, apply, rollout, start
+from prm.scoring import PRMScorer
+
+
+@dataclass
+class SearchResult:
+    best: Node
+    finished: list[Node]
+    samples: int = 0  # policy samples drawn
+    env_steps: int = 0
+    scored: int = 0  # nodes whose last step the PRM scored
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _seed(*parts: int) -> int:
+    s = 0
+    for p in parts:
+        s = (s * 1_000_003 + int(p)) % (2**31 - 1)
+    return s
+
+
+def score_nodes(scorer: PRMScorer, nodes: list[Node]) -> None:
+    """Set each node's `score` to the PRM promise of its last step (one batched call)."""
+    if not nodes:
+        return
+    scores = scorer.score_last([(n.instruction, n.observations, n.actions) for n in nodes])
+    for n, s in zip(nodes, scores):
+        n.score = float(s)
+
+
+def best_of_n(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer | None, *, n: int, seed: int, max_steps: int,
+              options: dict[str, Any] | None = None, reset_seed: int | None = None) -> SearchResult:
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    root = start(env, seed=reset_seed, options=options)
+    finals, steps = [], 0
+    for i in range(n):
+        end, k = rollout(env, sampler, root, seed=_seed(seed, i), max_steps=max_steps)
+        finals.append(end)
+        steps += k
+    if scorer is not None:
+        score_nodes(scorer, finals)
+        best = max(finals, key=lambda x: x.score)  # first of the ties
+    else:
+        best = random.Random(seed).choice(finals)
+    return SearchResult(best, finals, samples=steps, env_steps=steps, scored=n if scorer else 0,
+                        meta={"strategy": "best_of_n", "n": n})
+
+
+def beam_search(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer, *, n: int, m: int, seed: int, max_steps: int,
+                options: dict[str, Any] | None = None, reset_seed: int | None = None) -> SearchResult:
+    if n < 1 or m < 1:
+        raise ValueError(f"beam search needs n >= 1 and m >= 1, got n={n}, m={m}")
+    beams = [start(env, seed=reset_seed, options=options)]
+    finished: list[Node] = []
+    samples = env_steps = scored = depth = 0
+    while beams:
+        children: list[Node] = []
+        for b, node in enumerate(beams):
+            drawn = sampler.sample(env, node.instruction, node.observation, node.info, m, _seed(seed, depth, b))
+            samples += len(drawn)
+            seen: set = set()
+            for s in drawn:
+                key = s.action if s.action is not None else ("unparsed", s.raw_output)
+                if key in seen:
+                    continue
+                seen.add(key)
+                children.append(apply(env, node, s, max_steps))
+                env_steps += s.action is not None
+        score_nodes(scorer, children)
+        scored += len(children)
+        order = np.argsort([-c.score for c in children], kind="stable")
+        beams = []
+        for i in order[: max(0, n - len(finished))]:
+            (finished if children[i].done else beams).append(children[i])
+        depth += 1
+    best = max(finished, key=lambda x: x.score)
+    return SearchResult(best, finished, samples=samples, env_steps=env_steps, scored=scored,
+                        meta={"strategy": "beam", "n": n, "m": m})
+
+
+def rerank(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer, *, m: int, seed: int, max_steps: int,
+           options: dict[str, Any] | None = None, reset_seed: int | None = None) -> SearchResult:
+    """At every step draw M actions and take the one the PRM promises most."""
+    res = beam_search(env, sampler, scorer, n=1, m=m, seed=seed, max_steps=max_steps, options=options, reset_seed=reset_seed)
+    res.meta = {"strategy": "rerank", "m": m}
+    return res
+
+
+def main() -> None:
+    """`python -m prm.search ...` (Hydra; see prm/conf/search.yaml)."""
+    import sys
+    from pathlib import Path
+
+    import hydra
+    from omegaconf import DictConfig, OmegaConf
+
+    @hydra.main(version_base="1.3", config_path="conf", config_name="search")
+    def _run(cfg: DictConfig) -> None:
+        from agents.brains.base import BrainError
+        from agents.core.factory import ConfigError
+        from prm.run_search import run_search
+
+        plain = OmegaConf.to_container(cfg, resolve=True)
+        plain.pop("log_level", None)  # type: ignore[union-attr]
+        try:
+            run_search(plain)  # type: ignore[arg-type]
+        except (ConfigError, BrainError, ValueError, FileNotFoundError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            sys.exit(2)
+
+    import agents
+
+    conf = Path(agents.__file__).resolve().parent / "conf"
+    if not any(a.startswith("hydra.searchpath") for a in sys.argv[1:]):
+        sys.argv.append(f"hydra.searchpath=[file://{conf}]")
+    _run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+"""`python -m prm.train data=[runs/x] ...`: train AgentPRM on trajectories from the store.
+
+The loop, top to bottom: load trajectories and split held-out tasks; tokenize every trajectory
+into windows (cached); for each micro-batch of trajectories run one forward pass, recompute the
+labels from the detached scores (TD/GAE with the current model), take L_Q + beta * L_A, accumulate
+gradients, step AdamW with warmup + linear decay; after each epoch evaluate on held-out
+trajectories, write a checkpoint (resumable), `best/` (lowest held-out error), history and curves.
+
+Outputs in ${out}: checkpoint/ (model + trainer_state.pt), best/, final/, history.json, curves.png.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import hydra
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from prm.config import TrainConfig
+from prm.data import Window, collate
+from prm.episodes import Trajectory, flatten, load_trajectories
+from prm.loss import labels, prm_loss
+from prm.metrics import prm_metrics
+from prm.model import PRMConfig, PRMModel
+from prm.plots import plot_history
+from prm.scoring import PRMScorer
+from prm.targets.td import monte_carlo_returns
+
+log = logging.getLogger("prm.train")
+STATE = "trainer_state.pt"
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def split_by_task(trajs: list[Trajectory], fraction: float, seed: int) -> tuple[list[Trajectory], list[Trajectory]]:
+    """Hold out whole tasks (all trajectories of an instruction), chosen by a seeded hash."""
+    def held(group: str) -> bool:
+        h = hashlib.sha256(f"{seed}:{group}".encode()).digest()
+        return int.from_bytes(h[:8], "big") / 2**64 < fraction
+
+    train = [t for t in trajs if not held(t.group)]
+    heldout = [t for t in trajs if held(t.group)]
+    return train, heldout
+
+
+def batch_scores(model: PRMModel, batch_trajs: list[Trajectory], windows: list[list[Window]]) -> torch.Tensor:
+    """One forward pass over every window of the given trajectories; scores flat in (trajectory, step) order."""
+    flat_windows = [w for ws in windows for w in ws]
+    scores = model(collate(flat_windows, model.steps.pad_id))
+    offsets = np.cumsum([0] + [len(t) for t in batch_trajs])
+    index = torch.empty(len(scores), dtype=torch.long)
+    pos = 0
+    for ti, ws in enumerate(windows):
+        for w in ws:
+            for s in w.steps:
+                index[pos] = int(offsets[ti] + s)
+                pos += 1
+    out = torch.empty_like(scores)
+    out[index] = scores  # window order -> trajectory/step order
+    return out
+
+
+def evaluate(scorer: PRMScorer, heldout: list[Trajectory], cfg: TrainConfig) -> dict[str, float]:
+    """Held-out metrics: MSE vs MC labels (where present) and vs each trajectory's own return, ranking, AUC."""
+    if not heldout:
+        return {}
+    scorer.clear()  # the model changed
+    preds = scorer.score_trajectories(heldout)
+    flat = np.concatenate(preds)
+    rewards, lengths, _ = flatten(heldout)
+    ret = monte_carlo_returns(rewards, lengths, gamma=cfg.td.gamma)
+    with_mc = [i for i, t in enumerate(heldout) if t.mc_q is not None]
+    mc_pred = np.concatenate([preds[i] for i in with_mc]) if with_mc else np.zeros(0)
+    mc = np.concatenate([heldout[i].mc_q for i in with_mc]) if with_mc else np.zeros(0)
+    groups = [heldout[i].group for i in with_mc for _ in range(len(heldout[i]))]
+    finals = np.array([p[-1] for p in preds])
+    success = np.array([t.success for t in heldout])
+    out = prm_metrics(mc_pred, mc, groups, finals, success)
+    out["mse_vs_return"] = float(np.mean((flat - ret) ** 2))
+    return out
+
+
+class Trainer:
+    def __init__(self, cfg: TrainConfig, console: Console | None = None) -> None:
+        self.cfg = cfg
+        self.out = Path(cfg.out)
+        self.console = console or Console(stderr=True)
+        self.history: list[dict[str, Any]] = []
+        self.step_log: list[dict[str, float]] = []
+        self.epoch = 0
+        self.update = 0
+
+    # ------------------------------------------------------------------ setup
+    def setup(self) -> None:
+        cfg = self.cfg
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        seed_everything(cfg.seed)
+        trajs = load_trajectories(cfg.data, outcome=cfg.outcome, truncated_as_failure=cfg.truncated_as_failure)
+        if cfg.eval_data:
+            self.train_trajs = trajs
+            self.heldout = load_trajectories(cfg.eval_data, outcome=cfg.outcome, truncated_as_failure=cfg.truncated_as_failure)
+        else:
+            self.train_trajs, self.heldout = split_by_task(trajs, cfg.eval_fraction, cfg.seed)
+        if cfg.max_train_trajectories is not None:
+            self.train_trajs = self.train_trajs[: cfg.max_train_trajectories]
+        if not self.train_trajs:
+            raise ValueError(f"no training trajectories in {cfg.data}")
+        ckpt = self.out / "checkpoint"
+        resuming = cfg.resume and (ckpt / STATE).is_file()
+        if resuming:
+            self.model = PRMModel.from_pretrained(ckpt)
+        else:
+            self.model = PRMModel.from_backbone(PRMConfig(base_backbone=cfg.backbone, text=cfg.text, dropout=cfg.dropout))
+        trainable = self.model.freeze(cfg.freeze_embeddings, cfg.freeze_layers)
+        cache = self.out / "cache" / "tokens.json"
+        self.model.steps.load_cache(cache)
+        t0 = time.perf_counter()
+        self.windows = [self.model.steps.windows(t.instruction, t.observations, t.actions, traj=i)
+                        for i, t in enumerate(self.train_trajs)]
+        self.model.steps.save_cache(cache)
+        n_win = sum(len(w) for w in self.windows)
+        log.info("train: %d trajectories, %d steps, %d windows (tokenized in %.1f s, cache hits %d); held out: %d; "
+                 "trainable params %.1fM", len(self.train_trajs), sum(len(t) for t in self.train_trajs), n_win,
+                 time.perf_counter() - t0, self.model.steps.hits, len(self.heldout), trainable / 1e6)
+        head = list(self.model.head.parameters())
+        body = [p for n, p in self.model.named_parameters() if p.requires_grad and not n.startswith("head.")]
+        self.opt = torch.optim.AdamW([{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.head_lr}],
+                                     weight_decay=cfg.weight_decay)
+        per_epoch = -(-len(self.train_trajs) // (cfg.batch_size * cfg.grad_accum))
+        total = per_epoch * cfg.epochs
+        warm = int(total * cfg.warmup_ratio)
+        self.sched = torch.optim.lr_scheduler.LambdaLR(
+            self.opt, lambda u: (u + 1) / max(1, warm) if u < warm else max(0.0, (total - u) / max(1, total - warm)))
+        self.scorer = PRMScorer(self.model, batch_size=cfg.eval_batch_size)
+        if resuming:
+            self._load_state(ckpt / STATE)
+            log.info("resumed from %s at epoch %d (update %d)", ckpt, self.epoch, self.update)
+
+    # ------------------------------------------------------------------ loop
+    def train_epoch(self, progress: Progress, task) -> dict[str, float]:
+        cfg, model = self.cfg, self.model
+        model.train()
+        rng = np.random.default_rng(cfg.seed * 1000 + self.epoch)
+        order = rng.permutation(len(self.train_trajs))
+        micro = [order[i: i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
+        sums = {"loss": 0.0, "l_q": 0.0, "l_a": 0.0}
+        t0 = time.perf_counter()
+        self.opt.zero_grad(set_to_none=True)
+        for k, idx in enumerate(micro):
+            trajs = [self.train_trajs[i] for i in idx]
+            values = batch_scores(model, trajs, [self.windows[i] for i in idx])
+            q = torch.as_tensor(labels(cfg.labels, trajs, values.detach().double().numpy(), cfg.td), dtype=values.dtype)
+            parts = prm_loss(values, q, [len(t) for t in trajs], cfg.beta)
+            (parts.loss / cfg.grad_accum).backward()
+            for name, v in (("loss", float(parts.loss.detach())), ("l_q", parts.l_q), ("l_a", parts.l_a)):
+                sums[name] += v
+            if (k + 1) % cfg.grad_accum == 0 or k + 1 == len(micro):
+                torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], cfg.max_grad_norm)
+                self.opt.step()
+                self.sched.step()
+                self.opt.zero_grad(set_to_none=True)
+                self.update += 1
+                self.step_log.append({"update": self.update, "loss": float(parts.loss.detach()), "l_q": parts.l_q,
+                                      "l_a": parts.l_a})
+            progress.update(task, advance=len(idx), loss=f"{sums['loss'] / (k + 1):.4f}")
+        n = max(1, len(micro))
+        return {k: v / n for k, v in sums.items()} | {"train_seconds": time.perf_counter() - t0}
+
+    def run(self) -> list[dict[str, Any]]:
+        cfg = self.cfg
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.setup()
+        if self.epoch == 0:
+            row = {"epoch": 0} | evaluate(self.scorer, self.heldout, cfg)
+            self.history.append(row)
+            self._report(row)
+        progress = Progress(TextColumn("[bold]epoch {task.fields[epoch]}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                            console=self.console, disable=not cfg.progress)
+        best = min((h.get(self._key(), float("inf")) for h in self.history[1:]), default=float("inf"))
+        with progress:
+            while self.epoch < cfg.epochs:
+                task = progress.add_task("train", total=len(self.train_trajs), epoch=self.epoch + 1, loss="-")
+                row = {"epoch": self.epoch + 1} | self.train_epoch(progress, task)
+                t0 = time.perf_counter()
+                row |= evaluate(self.scorer, self.heldout, cfg)
+                row["eval_seconds"] = time.perf_counter() - t0
+                self.epoch += 1
+                self.history.append(row)
+                self._report(row)
+                metric = row.get(self._key(), float("inf"))
+                if metric < best or not (self.out / "best").exists():
+                    best = min(best, metric)
+                    self.model.save_pretrained(self.out / "best")
+                self._save_checkpoint()
+        self.model.save_pretrained(self.out / "final")
+        self._write_outputs()
+        return self.history
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _key(self) -> str:
+        return "mse_vs_mc" if any(t.mc_q is not None for t in self.heldout) else "mse_vs_return"
+
+    def _report(self, row: dict[str, Any]) -> None:
+        log.info("epoch %d: %s", row["epoch"], ", ".join(f"{k}={v:.4g}" for k, v in row.items()
+                                                          if k != "epoch" and isinstance(v, float)))
+
+    def _save_checkpoint(self) -> None:
+        ckpt = self.out / "checkpoint"
+        tmp = self.out / "checkpoint.tmp"
+        self.model.save_pretrained(tmp)
+        torch.save({"epoch": self.epoch, "update": self.update, "optimizer": self.opt.state_dict(),
+                    "scheduler": self.sched.state_dict(), "history": self.history, "step_log": self.step_log,
+                    "torch_rng": torch.get_rng_state(), "numpy_rng": np.random.get_state(), "random_rng": random.getstate(),
+                    "config": self.cfg.model_dump()}, tmp / STATE)
+        if ckpt.exists():
+            import shutil
+
+            shutil.rmtree(ckpt)
+        tmp.rename(ckpt)
+        self._write_outputs()
+
+    def _load_state(self, path: Path) -> None:
+        st = torch.load(path, weights_only=False)
+        self.opt.load_state_dict(st["optimizer"])
+        self.sched.load_state_dict(st["scheduler"])
+        self.epoch, self.update = int(st["epoch"]), int(st["update"])
+        self.history, self.step_log = list(st["history"]), list(st["step_log"])
+        torch.set_rng_state(st["torch_rng"])
+        np.random.set_state(st["numpy_rng"])
+        random.setstate(st["random_rng"])
+
+    def _write_outputs(self) -> None:
+        (self.out / "history.json").write_text(json.dumps({"epochs": self.history, "updates": self.step_log}, indent=2))
+        if self.cfg.plot:
+            plot_history(self.history, self.step_log, self.out / "curves.png")
+
+
+def history_table(history: list[dict[str, Any]]) -> Table:
+    t = Table(title="AgentPRM training (held-out)")
+    cols = ["epoch", "loss", "mse_vs_mc", "mse_vs_return", "pairwise_acc", "spearman", "success_auc", "train_seconds"]
+    for c in cols:
+        t.add_column(c, justify="right")
+    for h in history:
+        t.add_row(*[("-" if c not in h else f"{h[c]:.4f}" if isinstance(h[c], float) else str(h[c])) for c in cols])
+    return t
+
+
+def train(cfg: TrainConfig | dict[str, Any], console: Console | None = None) -> list[dict[str, Any]]:
+    """Train from a config (a `TrainConfig` or a plain dict); returns the per-epoch history."""
+    cfg = cfg if isinstance(cfg, TrainConfig) else TrainConfig.model_validate(cfg)
+    return Trainer(cfg, console).run()
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="train")
+def main(cfg: DictConfig) -> None:
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    plain.pop("log_level", None)  # type: ignore[union-attr]
+    console = Console(stderr=True)
+    try:
+        history = train(plain, console)  # type: ignore[arg-type]
+    except (ValidationError, ValueError, FileNotFoundError) as e:
+        log.error("%s", e)
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    console.print(history_table(history))
+    console.print(f"model: {Path(plain['out']) / 'best'}   curves: {Path(plain['out']) / 'curves.png'}")  # type: ignore[index]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""PRM test fixtures: a small WebShop, a tiny random BERT backbone (fast), scripted-policy trajectories."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+os.environ.setdefault("AGENTSIM_CACHE", tempfile.mkdtemp(prefix="agentsim-prm-tests-"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import envs  # noqa: F401
+
+SMALL = 2_000
+
+
+@pytest.fixture(scope="session")
+def shop_kwargs() -> dict:
+    return {"num_products": SMALL, "max_steps": 15}
+
+
+@pytest.fixture
+def webshop(shop_kwargs):
+    from envs.webshop.env import WebShopEnv
+
+    return WebShopEnv(split="test", **shop_kwargs)
+
+
+@pytest.fixture(scope="session")
+def tiny_backbone(tmp_path_factory) -> str:
+    """A 2-layer, 32-wide BERT with MiniLM's tokenizer: the real model code path, at test speed."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from agents.memory.minilm_files import model_dir
+
+    torch.manual_seed(0)
+    d = tmp_path_factory.mktemp("tiny-bert")
+    tok = AutoTokenizer.from_pretrained(model_dir())
+    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=512)
+    BertModel(cfg).save_pretrained(d)
+    tok.save_pretrained(d)
+    return str(d)
+
+
+def scripted_sampler(epsilon: float):
+    from agents.brains.scripted import ScriptedBrain
+    from prm.policy import BrainSampler
+
+    return BrainSampler(ScriptedBrain(epsilon=epsilon), temperature=1.0, agent_cfg={"mode": "choose"})
+
+
+def collect_run(folder, split: str, goals: list[int], per_goal: int, epsilon: float, shop_kwargs: dict, seed: int = 0):
+    """A run folder (trajectories.jsonl) of scripted-policy episodes, as agents.run would write."""
+    from agents.trajectories.store import TrajectoryStore
+    from envs.webshop.env import WebShopEnv
+    from prm.policy import rollout, start, to_episode
+
+    env = WebShopEnv(split=split, **shop_kwargs)
+    sampler = scripted_sampler(epsilon)
+    store = TrajectoryStore(folder / "trajectories.jsonl")
+    eps = []
+    for g in goals:
+        root = start(env, options={"goal_index": g})
+        for j in range(per_goal):
+            end, _ = rollout(env, sampler, root, seed=seed * 1000 + g * 10 + j, max_steps=shop_kwargs["max_steps"])
+            ep = to_episode(end, episode_id=f"{split}-{g}-{j}", env_name="webshop", env_id="agentsim/WebShop-v0", seed=0,
+                            brain="scripted", env_kwargs={"split": split, **shop_kwargs},
+                            meta={"reset_options": {"goal_index": g}})
+            store.append(ep)
+            eps.append(ep)
+    return eps

@@ -1,0 +1,94 @@
+"""One forward pass scores every step exactly as scoring each prefix would; windows; save/load."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from prm.data import TextConfig, block_causal_mask, collate
+from prm.model import PRMConfig, PRMModel
+from prm.scoring import PRMScorer
+
+INSTR = "i want a red cotton dress, size large, under 40 dollars"
+OBS = [f"WebShop [SEP] Instruction: [SEP] {INSTR} [SEP] Search",
+       "Back to Search [SEP] Page 1 [SEP] B01 [SEP] Red Cotton Dress [SEP] $30.00 [SEP] B02 [SEP] Blue Jeans [SEP] $20.00",
+       "Back to Search [SEP] < Prev [SEP] size [SEP] small [SEP] large [SEP] Red Cotton Dress [SEP] Buy Now",
+       "Back to Search [SEP] < Prev [SEP] size [SEP] small [SEP] large [SEP] Red Cotton Dress [SEP] Buy Now"]
+ACTS = ["search[red cotton dress]", "click[b01]", "click[large]", "click[buy now]"]
+
+
+@pytest.fixture(scope="module")
+def model(tiny_backbone):
+    torch.manual_seed(0)
+    m = PRMModel.from_backbone(PRMConfig(base_backbone=tiny_backbone, text=TextConfig(max_length=256))).eval()
+    torch.nn.init.normal_(m.head.weight, std=1.0)  # make scores spread out so equality is a real check
+    return m
+
+
+def test_block_causal_mask():
+    m = block_causal_mask(torch.tensor([[0, 0, 1, 1, 2, -1]]))[0, 0]
+    assert m[0].tolist() == [True, True, False, False, False, False]  # instruction sees only itself
+    assert m[3].tolist() == [True, True, True, True, False, False]  # step 1 sees instruction + itself
+    assert m[4].tolist() == [True, True, True, True, True, False]
+    assert m[5].tolist() == [True, True, False, False, False, False]  # padding row is not empty
+
+
+def test_one_pass_scores_equal_per_step_scores(model):
+    steps = model.steps
+    [w] = steps.windows(INSTR, OBS, ACTS)
+    assert len(w.markers) == 4 and all(w.ids[p] == model.marker_id for p in w.markers)
+    with torch.no_grad():
+        one_pass = model(collate([w], steps.pad_id)).numpy()
+        per_step = [model(collate(steps.windows(INSTR, OBS[: k + 1], ACTS[: k + 1], last_only=True), steps.pad_id))[-1].item()
+                    for k in range(len(ACTS))]
+    assert np.unique(np.round(one_pass, 4)).size == 4
+    np.testing.assert_allclose(one_pass, per_step, atol=1e-5)
+
+
+def test_later_steps_do_not_change_earlier_scores_and_padding_is_neutral(model):
+    s = PRMScorer(model)
+    a, b = s.score_many([(INSTR, OBS, ACTS), (INSTR, OBS[:3] + ["something else"], ACTS[:3] + ["click[< prev]"])])
+    np.testing.assert_allclose(a[:3], b[:3], atol=1e-5)
+    assert abs(a[3] - b[3]) > 1e-4
+    short = s.score_many([(INSTR, OBS[:2], ACTS[:2])])[0]  # batched alone vs next to longer rows (padding)
+    s.clear()
+    mixed = s.score_many([(INSTR, OBS[:2], ACTS[:2]), (INSTR, OBS, ACTS)])[0]
+    np.testing.assert_allclose(short, mixed, atol=1e-5)
+
+
+def test_long_trajectories_are_windowed_keeping_instruction_and_latest_steps(tiny_backbone):
+    m = PRMModel.from_backbone(PRMConfig(base_backbone=tiny_backbone,
+                                         text=TextConfig(max_length=64, obs_tokens=8, action_tokens=8, instruction_tokens=12)))
+    obs, acts = OBS * 3, ACTS * 3
+    ws = m.steps.windows(INSTR, obs, acts)
+    assert len(ws) > 1 and all(len(w.ids) <= 64 for w in ws)
+    assert sorted(s for w in ws for s in w.steps) == list(range(12))  # every step scored exactly once
+    assert ws[0].steps[-1] == 11  # the first window holds the most recent steps
+    prefix = m.steps.prefix(INSTR)
+    assert all(w.ids[: len(prefix)] == prefix for w in ws)
+    [last] = m.steps.windows(INSTR, obs, acts, last_only=True)
+    assert last.steps == ws[0].steps
+    assert m.steps.hits > 0  # repeated observations/actions came from the token cache
+
+
+def test_save_and_load_round_trip(model, tmp_path):
+    model.save_pretrained(tmp_path / "prm")
+    assert (tmp_path / "prm" / "head.safetensors").is_file()
+    assert (tmp_path / "prm" / "backbone" / "model.safetensors").is_file()
+    assert (tmp_path / "prm" / "prm_config.json").is_file()
+    again = PRMModel.from_pretrained(tmp_path / "prm")
+    np.testing.assert_allclose(PRMScorer(model).score_many([(INSTR, OBS, ACTS)])[0],
+                               PRMScorer(again).score_many([(INSTR, OBS, ACTS)])[0], atol=1e-6)
+    with pytest.raises(FileNotFoundError, match="prm.train"):
+        PRMModel.from_pretrained(tmp_path)
+
+
+def test_minilm_default_backbone_scores_in_one_pass():
+    """The real default (packaged MiniLM, no download): one pass == per-step prefixes."""
+    m = PRMModel.from_backbone(PRMConfig()).eval()
+    assert m.cfg.marker_token == "[unused0]" and m.backbone.config.hidden_size == 384
+    s = PRMScorer(m)
+    full = s.score_many([(INSTR, OBS, ACTS)])[0]
+    per = [s.score_last([(INSTR, OBS[: k + 1], ACTS[: k + 1])])[0] for k in range(len(ACTS))]
+    np.testing.assert_allclose(full, per, atol=1e-5)

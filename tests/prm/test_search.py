@@ -1,0 +1,120 @@
+"""Search and MC labels branch from env snapshots: every chosen trajectory must replay exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from envs.webshop.env import WebShopEnv
+from prm.policy import Sample, apply, start
+from prm.search import beam_search, best_of_n, rerank
+from prm.targets.mc import mc_labels, replay
+from tests.prm.conftest import collect_run, scripted_sampler
+
+
+class FakeScorer:
+    """Scores a node's last step by a fixed rule (no model): enough to drive and check the search."""
+
+    def __init__(self, rule):
+        self.rule = rule
+        self.calls = 0
+
+    def score_last(self, items):
+        self.calls += len(items)
+        return np.array([self.rule(instr, obs, acts) for instr, obs, acts in items], dtype=float)
+
+
+def assert_replays(env: WebShopEnv, node, goal: int) -> None:
+    """A fresh env given the node's actions reproduces its observations and rewards exactly."""
+    obs, _ = env.reset(options={"goal_index": goal})
+    assert node.observations[0] == obs
+    for step in node.steps:
+        obs, r, term, _, _ = env.step(step.action)
+        assert obs == step.observation and r == step.reward and term == step.terminated
+
+
+def test_apply_restores_the_parent_state_between_siblings(webshop):
+    root = start(webshop, options={"goal_index": 1})
+    search = Sample(webshop.expert_action(), "")
+    child = apply(webshop, root, search, max_steps=15)
+    first = apply(webshop, child, Sample(child.info["available_actions"][-1], ""), max_steps=15)
+    second = apply(webshop, child, Sample(child.info["available_actions"][-2], ""), max_steps=15)
+    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
+    for node in (child, first, second):
+        assert_replays(fresh, node, 1)
+    assert first.observation != second.observation
+    assert len(second.steps) == 2 and second.steps[0] == child.steps[0]
+
+
+def test_beam_search_results_replay_exactly(webshop):
+    sampler = scripted_sampler(0.5)
+    scorer = FakeScorer(lambda instr, obs, acts: -len(acts) + 0.01 * (hash(acts[-1]) % 7))
+    res = beam_search(webshop, sampler, scorer, n=2, m=3, seed=0, max_steps=15, options={"goal_index": 2})
+    assert 1 <= len(res.finished) <= 2 and res.best in res.finished
+    assert res.best.score == max(n.score for n in res.finished)
+    assert res.samples >= 3 and res.scored == scorer.calls
+    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
+    for node in res.finished:
+        assert node.done
+        assert_replays(fresh, node, 2)
+
+
+def test_guided_search_follows_the_scorer(webshop):
+    """With a scorer that prefers the expert's action, reranking a noisy policy finishes the task."""
+    expert = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
+
+    def rule(instr, obs, acts):  # replay the prefix in a second env and ask its expert
+        expert.reset(options={"goal_index": 3})
+        for a in acts[:-1]:
+            expert.step(a)
+        return float(acts[-1] == expert.expert_action())
+
+    res = rerank(webshop, scripted_sampler(0.9), FakeScorer(rule), m=6, seed=1, max_steps=15, options={"goal_index": 3})
+    assert res.best.terminated and res.best.outcome() == 1.0
+
+
+def test_best_of_n_picks_the_highest_promise_and_random_needs_no_scorer(webshop):
+    sampler = scripted_sampler(0.5)
+    scorer = FakeScorer(lambda instr, obs, acts: float(len(acts)))
+    res = best_of_n(webshop, sampler, scorer, n=4, seed=0, max_steps=15, options={"goal_index": 4})
+    assert len(res.finished) == 4 and len(res.best.steps) == max(len(n.steps) for n in res.finished)
+    rnd = best_of_n(webshop, sampler, None, n=4, seed=0, max_steps=15, options={"goal_index": 4})
+    assert [len(n.steps) for n in rnd.finished] == [len(n.steps) for n in res.finished]  # same samples, same seed
+
+
+def test_mc_labels_replay_and_expert_policy_labels_are_its_outcome(tmp_path, webshop, shop_kwargs):
+    [ep] = collect_run(tmp_path, "test", [5], 1, 0.0, shop_kwargs)
+    nodes = replay(webshop, ep, max_steps=15)
+    assert [n.observation for n in nodes] == [s.observation for s in ep.steps]
+    labels = mc_labels(webshop, ep, scripted_sampler(0.0), k=2, seed=0, max_steps=15)
+    assert ep.outcome.reward == 1.0
+    assert labels.q.tolist() == [1.0] * len(ep.steps)  # the deterministic expert always finishes
+    assert labels.sampled_steps > 0
+
+
+def test_mc_labels_of_a_noisy_policy_are_mean_outcomes(tmp_path, webshop, shop_kwargs):
+    [ep] = collect_run(tmp_path, "test", [6], 1, 0.5, shop_kwargs, seed=3)
+    labels = mc_labels(webshop, ep, scripted_sampler(0.5), k=3, seed=0, max_steps=15)
+    assert labels.q.shape == (len(ep.steps),)
+    assert ((labels.q >= 0) & (labels.q <= 1)).all()
+    assert labels.q[-1] == pytest.approx(ep.outcome.reward if ep.outcome.terminated else 0.0)
+
+
+@pytest.mark.slow
+def test_search_with_the_embedded_llm_as_policy(webshop, local_brain):
+    """Any brain that can sample drives the search: the local llama.cpp model ranking WebShop's actions."""
+    from prm.policy import BrainSampler
+
+    sampler = BrainSampler(local_brain, temperature=1.0, agent_cfg={"mode": "choose"})
+    samples = sampler.sample(webshop, *_state(webshop), n=3, seed=0)
+    assert all(s.action is not None and s.action.startswith("search[") for s in samples)
+    res = rerank(webshop, sampler, FakeScorer(lambda i, o, a: float(len(set(a)))), m=2, seed=0, max_steps=3,
+                 options={"goal_index": 7})
+    assert len(res.best.steps) == 3 and res.samples == 6
+    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
+    assert_replays(fresh, res.best, 7)
+
+
+def _state(env):
+    obs, info = env.reset(options={"goal_index": 7})
+    return info["instruction"], obs, info

@@ -1,0 +1,115 @@
+"""Training: lowers held-out loss, resumes from its checkpoint, runs as `python -m prm.train`; dense rewards."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.trajectories.store import TrajectoryStore
+from prm.config import TDConfig
+from prm.dense import annotate
+from prm.episodes import load_trajectories
+from prm.loss import labels, prm_loss
+from prm.model import PRMModel
+from prm.scoring import PRMScorer
+from prm.train import train
+from tests.prm.conftest import collect_run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, shop_kwargs):
+    d = tmp_path_factory.mktemp("prm-runs")
+    collect_run(d / "train", "train", list(range(8)), 2, 0.5, shop_kwargs, seed=1)
+    collect_run(d / "heldout", "test", list(range(4)), 2, 0.5, shop_kwargs, seed=2)
+    return d
+
+
+def small_cfg(runs: Path, out: Path, backbone: str, **kw) -> dict:
+    cfg = {"data": [str(runs / "train")], "eval_data": [str(runs / "heldout")], "out": str(out), "backbone": backbone,
+           "text": {"max_length": 128, "obs_tokens": 24, "action_tokens": 12, "instruction_tokens": 40},
+           "epochs": 3, "batch_size": 4, "grad_accum": 1, "lr": 1e-3, "head_lr": 1e-2, "freeze_embeddings": False,
+           "progress": False, "seed": 0, "threads": 2}
+    return cfg | kw
+
+
+def test_loss_matches_the_formula():
+    v = torch.tensor([0.2, 0.5, 0.1, 0.4], requires_grad=True)
+    q = torch.tensor([0.3, 0.9, 0.0, 1.0])
+    parts = prm_loss(v, q, [2, 2], beta=2.0)
+    l_q = 0.5 * np.mean((v.detach().numpy() - q.numpy()) ** 2)
+    l_a = 0.5 * np.mean([((0.5 - 0.2) - (0.9 - 0.3)) ** 2, ((0.4 - 0.1) - (1.0 - 0.0)) ** 2])  # no pair across trajectories
+    assert parts.l_q == pytest.approx(l_q) and parts.l_a == pytest.approx(l_a)
+    assert float(parts.loss.detach()) == pytest.approx(l_q + 2.0 * l_a)
+    parts.loss.backward()
+    assert v.grad is not None and v.grad.abs().sum() > 0
+
+
+def test_td_labels_use_the_given_values(runs):
+    trajs = load_trajectories([runs / "train"])[:3]
+    n = sum(len(t) for t in trajs)
+    a = labels("td", trajs, np.zeros(n), TDConfig())
+    b = labels("td", trajs, np.full(n, 0.5), TDConfig())
+    assert a.shape == (n,) and not np.allclose(a, b)  # recomputed from the current model's values
+    ends = np.cumsum([len(t) for t in trajs]) - 1
+    assert np.allclose(a[ends], [t.outcome for t in trajs]) and np.allclose(b[ends], [t.outcome for t in trajs])
+    with pytest.raises(ValueError, match="MC labels"):
+        labels("mc", trajs, np.zeros(n), TDConfig())
+
+
+def test_training_lowers_heldout_loss_and_resumes(runs, tmp_path, tiny_backbone):
+    out = tmp_path / "prm"
+    first = train(small_cfg(runs, out, tiny_backbone, epochs=2))
+    assert [h["epoch"] for h in first] == [0, 1, 2]
+    assert first[-1]["mse_vs_return"] < first[0]["mse_vs_return"]
+    assert (out / "checkpoint" / "trainer_state.pt").is_file() and (out / "curves.png").is_file()
+    assert (out / "best" / "prm_config.json").is_file() and (out / "cache" / "tokens.json").is_file()
+    more = train(small_cfg(runs, out, tiny_backbone, epochs=3))  # resumes at epoch 2, trains one more
+    assert [h["epoch"] for h in more] == [0, 1, 2, 3]
+
+    def finite(row: dict) -> dict:  # NaN metrics (no MC labels here) never compare equal
+        return {k: v for k, v in row.items() if not (isinstance(v, float) and math.isnan(v))}
+
+    assert finite(more[2]) == finite(first[2])  # the resumed run kept the first run's history
+    hist = json.loads((out / "history.json").read_text())
+    assert len(hist["epochs"]) == 4 and hist["updates"][-1]["update"] == len(hist["updates"])  # one log entry per update, across the resume
+
+
+def test_dense_rewards_are_written_into_records(runs, tiny_backbone):
+    from prm.model import PRMConfig
+
+    scorer = PRMScorer(PRMModel.from_backbone(PRMConfig(base_backbone=tiny_backbone)))
+    eps = list(TrajectoryStore(runs / "heldout" / "trajectories.jsonl").read())[:3]
+    out = annotate(scorer, eps)
+    for ep in out:
+        q = [s.prm_score for s in ep.steps]
+        p = [s.prm_progress for s in ep.steps]
+        assert None not in q and p[0] == 0.0
+        assert np.allclose(p[1:], np.diff(q))
+    assert eps[0].steps[0].prm_score is None  # the inputs are not modified
+
+
+@pytest.mark.slow
+def test_cli_trains_from_an_agents_run_folder(tmp_path, tiny_backbone, shop_kwargs):
+    run = tmp_path / "run"
+    res = subprocess.run([sys.executable, "-m", "agents.run", "env=webshop", "brain=scripted", "brain.epsilon=0.5",
+                          "memory=none", "episodes=8", f"+env.kwargs.num_products={shop_kwargs['num_products']}",
+                          f"out={run}", "progress=false"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = tmp_path / "prm"
+    res = subprocess.run([sys.executable, "-m", "prm.train", f"data=[{run}]", f"out={out}", f"backbone={tiny_backbone}",
+                          "epochs=1", "eval_fraction=0.3", "text.max_length=128", "progress=false"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert (out / "final" / "head.safetensors").is_file() and "AgentPRM training" in res.stderr
+    bad = subprocess.run([sys.executable, "-m", "prm.train", f"data=[{tmp_path / 'nope'}]", f"out={out}2"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "no trajectories" in bad.stderr and "Traceback" not in bad.stderr
