@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 GOOD = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",

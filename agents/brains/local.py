@@ -26,6 +26,16 @@ log = logging.getLogger(__name__)
 SLOT = "..."
 
 
+def common_prefix(a: list[int], b: list[int]) -> int:
+    """Length of the longest common prefix of two token lists."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def llama_cpp_max_seqs() -> int:
     import llama_cpp
 
@@ -52,7 +62,7 @@ class LocalBrain:
                  temperature: float = 0.0, max_tokens: int = 128, score: str = "mean", seed: int = 0,
                  chat_template: str | None = None, n_seq: int = 16) -> None:
         try:
-            from llama_cpp import Llama, llama_batch_free, llama_batch_init  # noqa: F401
+            from llama_cpp import Llama
         except ImportError as e:
             raise BrainError("brain=local needs llama-cpp-python: pip install llama-cpp-python") from e
         if score not in ("mean", "sum"):
@@ -114,12 +124,7 @@ class LocalBrain:
         """Make the KV cache hold exactly `tokens` (reusing the common prefix); return the last position's logits."""
         llm = self.llm
         self._check_fits(len(tokens))
-        cached = llm.input_ids[: llm.n_tokens].tolist()
-        common = 0
-        for a, b in zip(cached, tokens):
-            if a != b:
-                break
-            common += 1
+        common = common_prefix(llm.input_ids[: llm.n_tokens].tolist(), tokens)
         if common == len(tokens) and common == llm.n_tokens and self._last_logits is not None:
             return self._last_logits
         common = min(common, len(tokens) - 1)  # re-evaluate at least the last token to get its logits
@@ -212,24 +217,12 @@ class LocalBrain:
         for c in candidates:
             shown = c.split(SLOT)[0] if SLOT in c else c  # a template is scored by its fixed head
             fulls.append(self.tokenize(head + sep + shown))
-        # shared context = longest prefix common to the prompt and every candidate's tokenization
-        m = len(base)
-        for f in fulls:
-            k = 0
-            for a, b in zip(base, f):
-                if a != b:
-                    break
-                k += 1
-            m = min(m, k)
+        # shared context = longest prefix common to the prompt and every candidate's tokenization;
+        # a candidate's own tokens start where its tokenization leaves the prompt's
+        owns = [common_prefix(base, f) for f in fulls]
+        m = min(owns)
         ctx_logits = self._eval_context(base[:m])
-        conts: list[tuple[list[int], int]] = []
-        for f in fulls:
-            own = 0
-            for a, b in zip(base, f):
-                if a != b:
-                    break
-                own += 1
-            conts.append((f[m:], max(0, own - m)))
+        conts = [(f[m:], own - m) for f, own in zip(fulls, owns)]
         scorable = [i for i, (cont, _) in enumerate(conts) if cont]
         if self.n_seq > 1:
             scored = self._score_batched(m, ctx_logits, [conts[i] for i in scorable])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -37,9 +36,8 @@ def test_index_cached_on_disk(catalog):
     open_index(catalog, "tantivy")
     marker = cache_dir(catalog.hash) / "index-tantivy" / "COMPLETE"
     stamp = marker.stat().st_mtime_ns
-    t0 = time.perf_counter()
     open_index(catalog, "tantivy")
-    assert marker.stat().st_mtime_ns == stamp and time.perf_counter() - t0 < 0.5
+    assert marker.stat().st_mtime_ns == stamp  # reopened from disk, not rebuilt
 
 
 def test_bm25s_backend_agrees_broadly(catalog):
