@@ -54,14 +54,15 @@ def make_env(split: str, args):
     return WebShopEnv(num_products=args.products, split=split, max_steps=args.max_steps)
 
 
-def make_sampler(args, temperature: float = 1.0):
+def make_sampler(args, temperature: float = 1.0, epsilon: float | None = None):
     from agents.brains.scripted import ScriptedBrain
     from prm.policy import BrainSampler
 
-    return BrainSampler(ScriptedBrain(epsilon=args.epsilon), temperature=temperature, agent_cfg={"mode": "choose"})
+    eps = args.epsilon if epsilon is None else epsilon
+    return BrainSampler(ScriptedBrain(epsilon=eps), temperature=temperature, agent_cfg={"mode": "choose"})
 
 
-def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, split: str):
+def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, split: str, epsilon: float | None = None):
     """Policy trajectories as EpisodeRecords (reset options kept in meta for exact replay)."""
     from prm.policy import rollout, start, to_episode
 
@@ -72,7 +73,7 @@ def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, spli
             end, n = rollout(env, sampler, root, seed=seed * 100_003 + g * 97 + j, max_steps=args.max_steps)
             steps += n
             eps.append(to_episode(end, episode_id=f"{split}-g{g}-s{seed}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
-                                  brain="scripted", model=f"expert(eps={args.epsilon})",
+                                  brain="scripted", model=f"expert(eps={args.epsilon if epsilon is None else epsilon})",
                                   env_kwargs={"num_products": args.products, "split": split, "max_steps": args.max_steps},
                                   meta={"reset_options": {"goal_index": g}}))
     return eps, steps
@@ -137,7 +138,13 @@ def stage_data(args, work: Path) -> dict:
     goals = rng.permutation(len(train_env.goals)).tolist()
     td_goals, mc_pool = goals[: args.td_goals], goals[args.td_goals:]
     t0 = time.perf_counter()
-    td_eps, td_steps = collect(train_env, sampler, td_goals, args.per_goal, 1, args, "train")
+    # TD set: per goal, `per_goal` trajectories at each training epsilon (many good and bad purchases per goal)
+    td_eps, td_steps = [], 0
+    for k, eps in enumerate(float(e) for e in args.train_epsilons.split(",")):
+        more, n = collect(train_env, make_sampler(args, epsilon=eps), td_goals, args.per_goal, 1 + 10 * k, args,
+                          f"train-e{eps}", epsilon=eps)
+        td_eps += more
+        td_steps += n
     write_run(work / "td", td_eps)
     # MC baseline: same budget of sampled steps (its own trajectories + its rollouts)
     mc_eps, mc_steps, spent = [], 0, 0
@@ -145,7 +152,7 @@ def stage_data(args, work: Path) -> dict:
 
     labs = []
     for g in mc_pool:  # stop before the trajectory that would overshoot the TD budget
-        if mc_steps + spent >= td_steps:
+        if args.skip_mc or mc_steps + spent >= td_steps:
             break
         eps, _ = collect(train_env, sampler, [g], args.per_goal, 2, args, "train")
         for ep in eps:
@@ -190,7 +197,7 @@ def stage_train(args, work: Path, name: str, labels: str) -> dict:
            "epochs": args.epochs, "batch_size": 4, "grad_accum": 2, "freeze_layers": args.freeze_layers,
            "outcome": args.outcome,
            "text": {"max_length": args.max_length, "obs_tokens": args.obs_tokens, "instruction_tokens": 64,
-                    "action_tokens": 16},
+                    "action_tokens": 16, "focus": True},
            "threads": args.threads, "seed": args.seed, "progress": False}
     train(cfg)
     return json.loads((out / "history.json").read_text())
@@ -327,6 +334,9 @@ def summarize_search(search: dict, budgets: list[int]) -> dict:
                                     "score": ci95([r["score"] for r in bon["per_seed"]]),
                                     "samples": bon["samples_per_episode"]}
             rows[f"BoN-oracle@{b}"] = {"success": ci95([r["oracle_success"] for r in bon["per_seed"]])}
+            # paired over seeds (the PRM and the random pick choose among the very same samples)
+            rows[f"BoN-PRM minus random@{b} (paired)"] = {
+                "success": ci95([r["success"] - r["random_success"] for r in bon["per_seed"]])}
         beam = search.get(f"beam@{b}")
         if beam:
             n_, m_ = BEAMS[b]
@@ -378,17 +388,20 @@ def main() -> None:
     p.add_argument("--products", type=int, default=2000)
     p.add_argument("--epsilon", type=float, default=0.5)
     p.add_argument("--max-steps", type=int, default=15)
-    p.add_argument("--td-goals", type=int, default=80)
-    p.add_argument("--per-goal", type=int, default=4)
+    p.add_argument("--td-goals", type=int, default=160)
+    p.add_argument("--per-goal", type=int, default=2, help="TD trajectories per goal at each training epsilon")
+    p.add_argument("--train-epsilons", default="0.2,0.5,0.5,0.8",
+                   help="policies that collect the TD training set (a value twice = twice the trajectories)")
+    p.add_argument("--skip-mc", action="store_true", help="skip the MC-label baseline (its data, PRM and search)")
     p.add_argument("--mc-k", type=int, default=2)
     p.add_argument("--heldout-goals", type=int, default=16)
     p.add_argument("--heldout-mc-k", type=int, default=8)
     p.add_argument("--search-goals", type=int, default=15)
     p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--epochs", type=int, default=5)
-    p.add_argument("--max-length", type=int, default=256)
-    p.add_argument("--obs-tokens", type=int, default=48)
-    p.add_argument("--freeze-layers", type=int, default=1)
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--max-length", type=int, default=384)
+    p.add_argument("--obs-tokens", type=int, default=80)
+    p.add_argument("--freeze-layers", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--outcome", choices=["reward", "success"], default="success")
@@ -412,17 +425,19 @@ def main() -> None:
     result["data"] = stage_data(args, work)
     log.info("data: %s", result["data"])
     result["train_td"] = stage_train(args, work, "td", "td")
-    result["train_mc"] = stage_train(args, work, "mc", "mc")
+    if not args.skip_mc:
+        result["train_mc"] = stage_train(args, work, "mc", "mc")
     result["throughput"] = stage_throughput(args, work)
     log.info("throughput: %s", result["throughput"])
     result["search_td"] = stage_search(args, work, "td", budgets, ["bon", "beam"])
     mc_budgets = [b for b in budgets if b == 8] or budgets[-1:]
-    result["search_mc"] = stage_search(args, work, "mc", mc_budgets, ["bon", "beam"])
+    if not args.skip_mc:
+        result["search_mc"] = stage_search(args, work, "mc", mc_budgets, ["bon", "beam"])
     if args.llm_goals:
         result["llm"] = stage_llm(args, work)
     summary = summarize_search(result["search_td"], budgets)
     result["summary_td"] = {k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in summary.items()}
-    summary_mc = summarize_search(result["search_mc"], mc_budgets)
+    summary_mc = summarize_search(result.get("search_mc", {}), mc_budgets)
     result["summary_mc"] = {k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in summary_mc.items()}
     result["seconds"] = time.perf_counter() - t_all
 
@@ -439,6 +454,8 @@ def main() -> None:
               "BoN-PRM@8", "beam-PRM@8", "train s/epoch"):
         t2.add_column(c, justify="right")
     for name, summ in (("td", summary), ("mc", summary_mc)):
+        if f"train_{name}" not in result:
+            continue
         h = result[f"train_{name}"]["epochs"][-1]
         d = result["data"][name]
         t2.add_row(name, str(d["trajectories"]), str(d["sampled_steps"]), f"{h.get('mse_vs_mc', float('nan')):.4f}",

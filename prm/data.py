@@ -6,7 +6,9 @@ instruction, earlier steps and their own step, never later ones, so one forward 
 step exactly as scoring each prefix separately would (the promise of a_t must not peek at a_t+1).
 
 A trajectory that does not fit `max_length` is cut into windows, each keeping the instruction
-and the most recent steps that fit; together they cover every step once. Tokenization is cached
+and the most recent steps that fit; together they cover every step once. A long observation is cut
+around the text its action names (`click[<id>]`, `click[buy now]`), so the promise sees what the action
+acts on (`focus`; else its head). Tokenization is cached
 per text piece (observations and actions repeat a lot across sampled trajectories).
 """
 
@@ -22,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 _SPACE = re.compile(r"\s+")
 _REPEATED_SEP = re.compile(r"(?:\[SEP\]\s*){2,}")
+_ARGUMENT = re.compile(r"\[(.+)\]\s*$")  # `click[b0abc]` -> `b0abc`
 
 
 class TextConfig(BaseModel):
@@ -34,6 +37,7 @@ class TextConfig(BaseModel):
     obs_tokens: int = Field(48, ge=0)
     action_tokens: int = Field(16, ge=1)
     step_numbers: bool = True  # prefix each step with "step t": under a step limit the promise depends on time left
+    focus: bool = True  # a long observation is cut around the text the action names (else: its head)
 
 
 def clean_observation(obs: str, instruction: str) -> str:
@@ -88,9 +92,24 @@ class StepTokenizer:
     def prefix(self, instruction: str) -> list[int]:
         return self.head + self.encode(instruction, self.cfg.instruction_tokens) + self.sep
 
+    def observation(self, obs: str, action: str) -> list[int]:
+        """The observation's tokens within `obs_tokens`: its head, or, when the action names text in it
+        (`click[<id>]` on a result list, `click[buy now]` at a page's end), half the budget before that text
+        and half from it on, so the promise sees what the action acts on."""
+        limit = self.cfg.obs_tokens
+        whole = self.encode(obs, 4 * limit)
+        arg = _ARGUMENT.search(action) if self.cfg.focus else None
+        at = obs.lower().find(arg.group(1).strip().lower()) if arg else -1
+        if len(whole) <= limit or at <= 0:
+            return whole[:limit]
+        before = self.encode(obs[max(0, at - 8 * limit):at], 8 * limit)  # its tail is what we keep
+        after = self.encode(obs[at:], limit)
+        keep = max(limit - len(after), limit // 2)
+        return (before[len(before) - keep:] + after)[:limit]
+
     def block(self, instruction: str, obs: str, action: str, index: int) -> list[int]:
         number = self.encode(f"step {index + 1}:", 8) if self.cfg.step_numbers else []
-        return (number + self.encode(clean_observation(obs, instruction), self.cfg.obs_tokens) + self.sep
+        return (number + self.observation(clean_observation(obs, instruction), action) + self.sep
                 + self.encode(action, self.cfg.action_tokens) + [self.marker_id])
 
     # ------------------------------------------------------------------ windows

@@ -3,8 +3,11 @@
 - `best_of_n`: N whole trajectories from the policy; keep the one whose last step the PRM
   promises most (without a PRM: a uniformly random one, the unguided baseline).
 - `beam_search` @N x M: keep N partial trajectories; expand each with M sampled actions (same
-  action sampled twice is stepped once); score every child's last step; keep the best N. A
-  finished child keeps its slot; the search ends when no live beam is left. Answer: the best finished.
+  action sampled twice is stepped once); score every child's last step; keep the best N live ones.
+  A finished child that ranks above the N-th live one is set aside as a candidate (it takes no live
+  slot, so one early finish does not narrow the beam); the search ends when N candidates have
+  finished or no live beam is left. Answer: the candidate with the highest promise, so finished
+  trajectories are only ever compared with finished ones.
 - `rerank`: per-step reranking of M sampled actions = beam search with N = 1.
 
 Budget accounting is explicit: policy samples drawn, env steps, PRM windows scored.
@@ -75,7 +78,7 @@ def beam_search(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer, *, n: i
     beams = [start(env, seed=reset_seed, options=options)]
     finished: list[Node] = []
     samples = env_steps = scored = depth = 0
-    while beams:
+    while beams and len(finished) < n:
         children: list[Node] = []
         for b, node in enumerate(beams):
             drawn = sampler.sample(env, node.instruction, node.observation, node.info, m, _seed(seed, depth, b))
@@ -92,7 +95,9 @@ def beam_search(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer, *, n: i
         scored += len(children)
         order = np.argsort([-c.score for c in children], kind="stable")
         beams = []
-        for i in order[: max(0, n - len(finished))]:
+        for i in order:  # best first, until N live beams
+            if len(beams) == n:
+                break
             (finished if children[i].done else beams).append(children[i])
         depth += 1
     best = max(finished, key=lambda x: x.score)

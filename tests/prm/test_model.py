@@ -72,6 +72,21 @@ def test_long_trajectories_are_windowed_keeping_instruction_and_latest_steps(tin
     assert m.steps.hits > 0  # repeated observations/actions came from the token cache
 
 
+def test_long_observation_is_cut_around_what_the_action_names(tiny_backbone):
+    """The promise of `click[buy now]` / `click[<id>]` must see the product it acts on, not only the page's head."""
+    m = PRMModel.from_backbone(PRMConfig(base_backbone=tiny_backbone, text=TextConfig(obs_tokens=24)))
+    tok = m.tokenizer
+    items = " [SEP] ".join(f"b0item{i:04d} [SEP] product number {i} [SEP] ${i}.00" for i in range(20))
+    ids = m.steps.observation(items, "click[b0item0015]")
+    assert len(ids) == 24 and "product number 15" in tok.decode(ids)
+    page = "color [SEP] " + " [SEP] ".join(f"option {i}" for i in range(30)) + " [SEP] red widget [SEP] Price: $9.00 [SEP] Buy Now"
+    text = tok.decode(m.steps.observation(page, "click[buy now]"))
+    assert "red widget" in text and "9. 00" in text and text.endswith("buy now")
+    assert tok.decode(m.steps.observation(page, "click[option 0]")).startswith("color")  # near the head: the head
+    plain = PRMModel.from_backbone(PRMConfig(base_backbone=tiny_backbone, text=TextConfig(obs_tokens=24, focus=False)))
+    assert "red widget" not in tok.decode(plain.steps.observation(page, "click[buy now]"))
+
+
 def test_save_and_load_round_trip(model, tmp_path):
     model.save_pretrained(tmp_path / "prm")
     assert (tmp_path / "prm" / "head.safetensors").is_file()

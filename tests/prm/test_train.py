@@ -106,7 +106,7 @@ def test_cli_trains_from_an_agents_run_folder(tmp_path, tiny_backbone, shop_kwar
     assert res.returncode == 0, res.stderr[-2000:]
     out = tmp_path / "prm"
     res = subprocess.run([sys.executable, "-m", "prm.train", f"data=[{run}]", f"out={out}", f"backbone={tiny_backbone}",
-                          "epochs=1", "eval_fraction=0.3", "text.max_length=128", "progress=false"],
+                          "epochs=1", "eval_fraction=0.3", "text.max_length=128", "text.obs_tokens=48", "progress=false"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     assert (out / "final" / "head.safetensors").is_file() and "AgentPRM training" in res.stderr
