@@ -20,6 +20,22 @@ if str(ROOT) not in sys.path:
 import tests.toy_env  # noqa: E402,F401  (registers the corridor env)
 
 
+def wait_until_up(proc: subprocess.Popen, url: str, log: Path, what: str, timeout_s: float = 120) -> None:
+    """Poll `url` until it answers 200; fail with the server's log if it exits or never answers."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"{what} did not start in {timeout_s:.0f} s: {log.read_text()[-2000:]}")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -59,18 +75,7 @@ def llama_server(gguf_path, tmp_path_factory):
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--config_file", str(cfg_path)],
                             stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"llama.cpp server exited: {cfg_path.with_suffix('.log').read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{base}/models", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        raise RuntimeError("llama.cpp server did not start in 120 s")
+    wait_until_up(proc, f"{base}/models", cfg_path.with_suffix(".log"), "llama.cpp server")
     yield base
     proc.terminate()
     try:

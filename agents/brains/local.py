@@ -21,9 +21,9 @@ import numpy as np
 from agents.brains.base import BrainError, BrainOutput, CandidateScore, Message
 from agents.brains.chat_templates import TEMPLATES, template_for
 from agents.brains.model_files import model_path
+from envs.contract import SLOT
 
 log = logging.getLogger(__name__)
-SLOT = "..."
 
 
 def common_prefix(a: list[int], b: list[int]) -> int:

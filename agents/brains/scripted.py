@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 
 from agents.brains.base import BrainError, BrainOutput, CandidateScore, Message, SyncBrainMixin, approx_tokens
-from envs.contract import HasExpert
+from envs.contract import SLOT, HasExpert
 
 
 class ScriptedBrain(SyncBrainMixin):
@@ -50,12 +50,12 @@ class ScriptedBrain(SyncBrainMixin):
     def _noise(self, candidates: list[str], seed: int | None) -> str | None:
         """With probability epsilon, a random concrete candidate; otherwise None (follow the expert)."""
         rng = random.Random(seed) if seed is not None else self._rng
-        concrete = [c for c in candidates if "..." not in c]
+        concrete = [c for c in candidates if SLOT not in c]
         return rng.choice(concrete) if concrete and rng.random() < self.epsilon else None
 
     def _output(self, action: str, candidates: list[str], prefix: str, t0: float) -> BrainOutput:
         scores = [CandidateScore(text=c, logprob=0.0 if c == action else -1e9, n_tokens=0,
-                                 score=1.0 if c == action else 0.0) for c in candidates if "..." not in c]
+                                 score=1.0 if c == action else 0.0) for c in candidates if SLOT not in c]
         return BrainOutput(text=prefix + action, latency_s=time.perf_counter() - t0, candidates=scores, model=self.model)
 
     def choose(self, messages: list[Message], candidates: list[str], *, temperature: float = 0.0,

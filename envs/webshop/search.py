@@ -79,7 +79,22 @@ def _build_atomically(final: Path, build) -> None:
         raise
 
 
-class TantivyIndex:
+class _QueryCachedIndex:
+    """Normalises the query and memoises results; backends implement `_search(terms, k)`."""
+
+    _cache: _Cached
+
+    def search(self, query: str, k: int = MAX_RESULTS) -> list[int]:
+        terms = query_terms(query)
+        if not terms:
+            return []
+        return self._cache.get_or((tuple(terms), k), lambda: self._search(terms, k))
+
+    def _search(self, terms: list[str], k: int) -> list[int]:
+        raise NotImplementedError
+
+
+class TantivyIndex(_QueryCachedIndex):
     backend = "tantivy"
 
     def __init__(self, path: Path) -> None:
@@ -110,12 +125,6 @@ class TantivyIndex:
         writer.commit()
         writer.wait_merging_threads()
 
-    def search(self, query: str, k: int = MAX_RESULTS) -> list[int]:
-        terms = query_terms(query)
-        if not terms:
-            return []
-        return self._cache.get_or((tuple(terms), k), lambda: self._search(terms, k))
-
     def _search(self, terms: list[str], k: int) -> list[int]:
         q = self._index.parse_query(" ".join(terms), ["body"])
         hits = self._searcher.search(q, k).hits
@@ -123,7 +132,7 @@ class TantivyIndex:
         return [int(i) for _, i in sorted(scored)]
 
 
-class Bm25sIndex:
+class Bm25sIndex(_QueryCachedIndex):
     backend = "bm25s"
 
     def __init__(self, path: Path) -> None:
@@ -143,12 +152,6 @@ class Bm25sIndex:
         retriever = bm25s.BM25()
         retriever.index(tokens, show_progress=False)
         retriever.save(str(path))
-
-    def search(self, query: str, k: int = MAX_RESULTS) -> list[int]:
-        terms = query_terms(query)
-        if not terms:
-            return []
-        return self._cache.get_or((tuple(terms), k), lambda: self._search(terms, k))
 
     def _search(self, terms: list[str], k: int) -> list[int]:
         known = [t for t in terms if t in self._retriever.vocab_dict]

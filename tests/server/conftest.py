@@ -11,12 +11,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 os.environ.setdefault("AGENTSIM_CACHE", tempfile.mkdtemp(prefix="agentsim-server-tests-"))
 
-from tests.conftest import free_port  # noqa: E402
+from tests.conftest import free_port, wait_until_up  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = 2000
@@ -56,17 +55,8 @@ def start_server(tmp: Path, *args: str, port: int | None = None, token: str | No
         env["AGENTSIM_SERVER_TOKEN"] = token
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"env server exited: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return Server(url, port, proc, log)
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"env server did not start in 90 s: {log.read_text()[-2000:]}")
+    wait_until_up(proc, f"{url}/health", log, "env server", timeout_s=90)
+    return Server(url, port, proc, log)
 
 
 @pytest.fixture
