@@ -145,6 +145,20 @@ def stage_data(args, work: Path) -> dict:
                           f"train-e{eps}", epsilon=eps)
         td_eps += more
         td_steps += n
+    # branches: leave a low-noise path at a random state with a random listed action, then follow the policy
+    if args.branches:
+        from prm.policy import branch_rollouts, start, to_episode
+
+        base = make_sampler(args, epsilon=0.2)
+        for g in td_goals:
+            root = start(train_env, options={"goal_index": g})
+            ends, n = branch_rollouts(train_env, base, sampler, root, branches=args.branches, seed=7 + g,
+                                      max_steps=args.max_steps)
+            td_steps += n
+            td_eps += [to_episode(end, episode_id=f"train-branch-g{g}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
+                                  brain="scripted", model=f"expert(eps=0.2) + branch + expert(eps={args.epsilon})",
+                                  env_kwargs={"num_products": args.products, "split": "train", "max_steps": args.max_steps},
+                                  meta={"reset_options": {"goal_index": g}}) for j, end in enumerate(ends)]
     write_run(work / "td", td_eps)
     # MC baseline: same budget of sampled steps (its own trajectories + its rollouts)
     mc_eps, mc_steps, spent = [], 0, 0
@@ -237,7 +251,7 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
     done = json.loads(path.read_text()) if path.exists() else {}
     from prm.model import PRMModel
     from prm.scoring import PRMScorer
-    from prm.search import beam_search, best_of_n
+    from prm.search import beam_search, best_of_n, ended
 
     scorer = PRMScorer(PRMModel.from_pretrained(work / f"prm_{prm_name}" / "final"), batch_size=16)
     env = make_env("test", args)
@@ -256,8 +270,9 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
                     sd = seed * 10_000 + g
                     if method == "bon":
                         res = best_of_n(env, sampler, scorer, n=b, seed=sd, max_steps=args.max_steps, options={"goal_index": g})
-                        # unguided baselines from the very same samples: a random pick (its expectation) and the oracle
-                        outs = [n.outcome() for n in res.finished]
+                        # unguided baselines from the very same samples: a random pick among those that really
+                        # ended (its expectation; the same rule the PRM pick follows) and the oracle
+                        outs = [n.outcome() for n in ended(res.finished)]
                         rnd_s.append(float(np.mean([o >= 1.0 for o in outs])))
                         rnd_r.append(float(np.mean(outs)))
                         orc.append(float(max(outs) >= 1.0))
@@ -294,7 +309,7 @@ def stage_llm(args, work: Path) -> dict:
     from prm.model import PRMModel
     from prm.policy import BrainSampler, rollout, start
     from prm.scoring import PRMScorer
-    from prm.search import best_of_n
+    from prm.search import best_of_n, ended
 
     brain = LocalBrain(n_ctx=4096, seed=0)
     env = make_env("test", args)
@@ -306,7 +321,7 @@ def stage_llm(args, work: Path) -> dict:
     for g in range(args.llm_goals):
         end, n_greedy = rollout(env, greedy_s, start(env, options={"goal_index": g}), seed=g, max_steps=args.max_steps)
         res = best_of_n(env, sampled, scorer, n=args.llm_n, seed=g, max_steps=args.max_steps, options={"goal_index": g})
-        outs = [n.outcome() for n in res.finished]
+        outs = [n.outcome() for n in ended(res.finished)]
         rows.append({"goal": g, "greedy": end.outcome(), "bon_prm": res.best.outcome(), "bon_random": float(np.mean(outs)),
                      "bon_oracle": float(max(outs)), "samples": res.samples + n_greedy})
         log.info("llm goal %d: %s", g, rows[-1])
@@ -392,6 +407,8 @@ def main() -> None:
     p.add_argument("--per-goal", type=int, default=2, help="TD trajectories per goal at each training epsilon")
     p.add_argument("--train-epsilons", default="0.2,0.5,0.5,0.8",
                    help="policies that collect the TD training set (a value twice = twice the trajectories)")
+    p.add_argument("--branches", type=int, default=4,
+                   help="per TD goal: trajectories that branch off a low-noise path with a random action (0 = none)")
     p.add_argument("--skip-mc", action="store_true", help="skip the MC-label baseline (its data, PRM and search)")
     p.add_argument("--mc-k", type=int, default=2)
     p.add_argument("--heldout-goals", type=int, default=16)
@@ -411,7 +428,7 @@ def main() -> None:
     args = p.parse_args()
     if args.quick:
         args.td_goals, args.per_goal, args.heldout_goals, args.search_goals, args.seeds, args.epochs = 6, 2, 4, 4, 2, 1
-        args.heldout_mc_k, args.budgets = 2, "2,4"
+        args.heldout_mc_k, args.budgets, args.branches = 2, "2,4", 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     work = Path(args.work) / ("quick" if args.quick else "full")
     work.mkdir(parents=True, exist_ok=True)

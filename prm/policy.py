@@ -158,3 +158,34 @@ def to_episode(node: Node, *, episode_id: str, env_name: str, env_id: str, seed:
                          instruction=node.instruction, initial_observation=node.initial_observation, brain=brain, model=model,
                          steps=steps, outcome=outcome, stats=stats, started_at=started_at or now, finished_at=now,
                          meta=_jsonable(meta or {}))
+
+
+def branch_rollouts(env: gym.Env, base: ActionSampler, cont: ActionSampler, root: Node, *, branches: int, seed: int,
+                    max_steps: int) -> tuple[list[Node], int]:
+    """Trajectories that leave a `base`-policy path at a random state with a random listed action, then follow `cont`.
+
+    Why: independent policy trajectories rarely contain two different actions at the same state, yet that is
+    what beam search and reranking ask a PRM to compare (a premature `click[buy now]` next to the right option).
+    Each branch shares the path's prefix, so its TD targets contrast the sibling actions. Returns the final
+    nodes (the base path first) and the number of sampled steps.
+    """
+    import random
+
+    rng = random.Random(seed)
+    path, node, steps = [root], root, 0
+    while not node.done:
+        node = apply(env, node, base.sample(env, node.instruction, node.observation, node.info, 1,
+                                            seed * 131 + len(node.steps))[0], max_steps)
+        path.append(node)
+        steps += 1
+    ends = [node]
+    states = [n for n in path[:-1] if n.info.get("available_actions")]
+    for b in range(branches if states else 0):
+        at = rng.choice(states)
+        taken = path[path.index(at) + 1].actions[-1]
+        options = [a for a in at.info["available_actions"] if a != taken] or list(at.info["available_actions"])
+        child = apply(env, at, Sample(rng.choice(options), "(branch)"), max_steps)
+        end, n = rollout(env, cont, child, seed=seed * 7919 + b, max_steps=max_steps)
+        ends.append(end)
+        steps += 1 + n
+    return ends, steps

@@ -1,13 +1,15 @@
 """PRM-guided test-time search over an env with snapshot/restore.
 
 - `best_of_n`: N whole trajectories from the policy; keep the one whose last step the PRM
-  promises most (without a PRM: a uniformly random one, the unguided baseline).
+  promises most (without a PRM: a uniformly random one, the unguided baseline). Both choose among
+  the trajectories that really ended when there are any: a cut by the step limit is a known failure.
 - `beam_search` @N x M: keep N partial trajectories; expand each with M sampled actions (same
   action sampled twice is stepped once); score every child's last step; keep the best N live ones.
   A finished child that ranks above the N-th live one is set aside as a candidate (it takes no live
   slot, so one early finish does not narrow the beam); the search ends when N candidates have
   finished or no live beam is left. Answer: the candidate with the highest promise, so finished
-  trajectories are only ever compared with finished ones.
+  trajectories are only ever compared with finished ones; a candidate cut by the step limit is a
+  known failure (the benchmark scores it so), so it is the answer only when nothing really ended.
 - `rerank`: per-step reranking of M sampled actions = beam search with N = 1.
 
 Budget accounting is explicit: policy samples drawn, env steps, PRM windows scored.
@@ -43,6 +45,11 @@ def _seed(*parts: int) -> int:
     return s
 
 
+def ended(nodes: list[Node]) -> list[Node]:
+    """The candidates an answer is chosen from: those that really ended, else all (each was cut by the limit)."""
+    return [n for n in nodes if n.terminated] or list(nodes)
+
+
 def score_nodes(scorer: PRMScorer, nodes: list[Node]) -> None:
     """Set each node's `score` to the PRM promise of its last step (one batched call)."""
     if not nodes:
@@ -62,11 +69,12 @@ def best_of_n(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer | None, *,
         end, k = rollout(env, sampler, root, seed=_seed(seed, i), max_steps=max_steps)
         finals.append(end)
         steps += k
+    pool = ended(finals)
     if scorer is not None:
         score_nodes(scorer, finals)
-        best = max(finals, key=lambda x: x.score)  # first of the ties
+        best = max(pool, key=lambda x: x.score)  # first of the ties
     else:
-        best = random.Random(seed).choice(finals)
+        best = random.Random(seed).choice(pool)
     return SearchResult(best, finals, samples=steps, env_steps=steps, scored=n if scorer else 0,
                         meta={"strategy": "best_of_n", "n": n})
 
@@ -100,7 +108,7 @@ def beam_search(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer, *, n: i
                 break
             (finished if children[i].done else beams).append(children[i])
         depth += 1
-    best = max(finished, key=lambda x: x.score)
+    best = max(ended(finished), key=lambda x: x.score)
     return SearchResult(best, finished, samples=samples, env_steps=env_steps, scored=scored,
                         meta={"strategy": "beam", "n": n, "m": m})
 

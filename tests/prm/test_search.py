@@ -7,7 +7,7 @@ import pytest
 
 from envs.webshop.env import WebShopEnv
 from prm.policy import Sample, apply, start
-from prm.search import beam_search, best_of_n, rerank
+from prm.search import beam_search, best_of_n, ended, rerank
 from prm.targets.mc import mc_labels, replay
 from tests.prm.conftest import collect_run, scripted_sampler
 
@@ -51,7 +51,7 @@ def test_beam_search_results_replay_exactly(webshop):
     scorer = FakeScorer(lambda instr, obs, acts: -len(acts) + 0.01 * (hash(acts[-1]) % 7))
     res = beam_search(webshop, sampler, scorer, n=2, m=3, seed=0, max_steps=15, options={"goal_index": 2})
     assert len(res.finished) >= 1 and res.best in res.finished
-    assert res.best.score == max(n.score for n in res.finished)
+    assert res.best.score == max(n.score for n in ended(res.finished))
     assert res.samples >= 3 and res.scored == scorer.calls
     fresh = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
     for node in res.finished:
@@ -65,7 +65,7 @@ def test_an_early_finish_does_not_take_a_live_beam_slot(webshop):
     scorer = FakeScorer(lambda instr, obs, acts: 1.0 if acts[-1] == "click[buy now]" else 0.01 * len(acts))
     res = beam_search(webshop, scripted_sampler(0.5), scorer, n=2, m=3, seed=0, max_steps=15, options={"goal_index": 2})
     assert len(res.finished) >= 2
-    assert res.best.score == max(n.score for n in res.finished)
+    assert res.best.score == max(n.score for n in ended(res.finished))
 
 
 def test_guided_search_follows_the_scorer(webshop):
@@ -86,9 +86,43 @@ def test_best_of_n_picks_the_highest_promise_and_random_needs_no_scorer(webshop)
     sampler = scripted_sampler(0.5)
     scorer = FakeScorer(lambda instr, obs, acts: float(len(acts)))
     res = best_of_n(webshop, sampler, scorer, n=4, seed=0, max_steps=15, options={"goal_index": 4})
-    assert len(res.finished) == 4 and len(res.best.steps) == max(len(n.steps) for n in res.finished)
+    assert len(res.finished) == 4 and len(res.best.steps) == max(len(n.steps) for n in ended(res.finished))
     rnd = best_of_n(webshop, sampler, None, n=4, seed=0, max_steps=15, options={"goal_index": 4})
     assert [len(n.steps) for n in rnd.finished] == [len(n.steps) for n in res.finished]  # same samples, same seed
+
+
+def test_a_trajectory_cut_by_the_step_limit_is_never_the_answer_when_one_really_ended(webshop):
+    """A scorer that prefers long trajectories would pick one cut at max_steps; that is a known failure."""
+    scorer = FakeScorer(lambda instr, obs, acts: float(len(acts)))
+    res = best_of_n(webshop, scripted_sampler(0.7), scorer, n=8, seed=3, max_steps=6, options={"goal_index": 4})
+    cut = [n for n in res.finished if n.truncated]
+    real = [n for n in res.finished if n.terminated]
+    assert cut and real, "the seed must give both kinds for this test to mean anything"
+    assert max(n.score for n in cut) > max(n.score for n in real)
+    assert res.best.terminated and res.best.score == max(n.score for n in real)
+    beam = beam_search(webshop, scripted_sampler(0.7), scorer, n=3, m=3, seed=3, max_steps=6, options={"goal_index": 4})
+    if any(n.terminated for n in beam.finished):
+        assert beam.best.terminated
+    only_cut = best_of_n(webshop, scripted_sampler(1.0), scorer, n=2, seed=0, max_steps=1, options={"goal_index": 4})
+    assert only_cut.best.truncated  # nothing ended: the best of the cut ones is still an answer
+
+
+def test_branch_rollouts_share_the_path_prefix_and_differ_at_the_branch(webshop):
+    from prm.policy import branch_rollouts
+
+    root = start(webshop, options={"goal_index": 2})
+    ends, steps = branch_rollouts(webshop, scripted_sampler(0.0), scripted_sampler(0.5), root, branches=3, seed=1,
+                                  max_steps=15)
+    path, branches = ends[0], ends[1:]
+    assert len(branches) == 3
+    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
+    sampled = len(path.steps)
+    for b in branches:
+        k = next(i for i, (x, y) in enumerate(zip(b.actions, path.actions)) if x != y)  # the branch point
+        assert b.actions[:k] == path.actions[:k] and b.steps[k].raw_output == "(branch)"
+        assert_replays(fresh, b, 2)
+        sampled += len(b.steps) - k
+    assert steps == sampled  # the shared prefix is not counted again
 
 
 def test_mc_labels_replay_and_expert_policy_labels_are_its_outcome(tmp_path, webshop, shop_kwargs):
