@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter
 from agents.memory.budget import pack_indices
 from agents.memory.embeddings import Embedder, get_embedder
-from agents.memory.scoring import ScoreWeights, combined, top_k
+from agents.memory.scoring import ScoreWeights
 from agents.memory.sqlite_store import SQLiteStore
 from agents.memory.state import ItemModel, check_header, parse_model
 from agents.memory.vector_index import VectorMatrix
@@ -33,6 +33,7 @@ class EpisodicConfig(BaseModel):
 
     path: str = ":memory:"  # SQLite file; ':memory:' keeps nothing across processes
     embedder: Literal["minilm", "hashing"] = "minilm"
+    embed_backend: Literal["auto", "onnx", "torch"] | None = None  # MiniLM runtime; None = env or auto
     relevance_weight: float = 1.0
     recency_weight: float = 0.2
     importance_weight: float = 0.1
@@ -41,6 +42,10 @@ class EpisodicConfig(BaseModel):
     batch_size: int = Field(64, ge=1)
     context_k: int = Field(8, ge=1)  # memories put into the prompt by build_context
     log_episodes: bool = True  # store episode start/end as memories
+    # Retrieval index (vector_index): "auto"/"sq8" = 8-bit faiss candidates + exact rescoring above
+    # index_min_rows rows (same results as "exact", the full float32 scan, just faster); needs faiss-cpu.
+    index: Literal["auto", "exact", "sq8"] = "auto"
+    index_min_rows: int = Field(20_000, ge=0)
 
 
 class EpisodicState(BaseModel):
@@ -60,15 +65,18 @@ class EpisodicMemory:
             kwargs["embedder"], embedder = embedder, None
         self.config = config or EpisodicConfig(**kwargs)
         c = self.config
-        self.embedder = embedder or get_embedder(c.embedder)
+        self.embedder = embedder or get_embedder(c.embedder, c.embed_backend)
         self.weights = ScoreWeights(c.relevance_weight, c.recency_weight, c.importance_weight, c.half_life)
         self.store = SQLiteStore(c.path, self.embedder.name, self.embedder.dim)
-        self.index = VectorMatrix(self.embedder.dim)
+        self.index = self._new_index()
         self._pending: list[MemoryItem] = []
         self._seq = 0.0
         self._episode = 0
         self.last_injected = ""
         self._reload()
+
+    def _new_index(self) -> VectorMatrix:
+        return VectorMatrix(self.embedder.dim, index=self.config.index, min_rows=self.config.index_min_rows)
 
     # -- persistence --------------------------------------------------------------------------
     def _reload(self) -> None:
@@ -141,15 +149,13 @@ class EpisodicMemory:
         self.flush()
         if k <= 0 or self.index.n == 0:
             return []
-        sims = self.index.similarities(q)
-        scores = combined(sims, self.index.clock, self.index.importance, self.weights)
-        best = top_k(scores, k)
-        ids = self.index.ids[best]
+        hits = self.index.search(q, k, self.weights)  # exact top-k of `combined` over every memory
+        ids = self.index.ids[hits.rows]
         rows = self.store.get(ids.tolist())
         out = []
-        for pos, rid in zip(best, ids):
+        for rid, score, sim in zip(ids, hits.scores, hits.sims):
             item = rows[int(rid)]
-            item.meta.update(memory_id=int(rid), score=float(scores[pos]), relevance=float(sims[pos]))
+            item.meta.update(memory_id=int(rid), score=float(score), relevance=float(sim))
             out.append(item)
         return out
 
@@ -220,6 +226,7 @@ class EpisodicMemory:
             self.config = config
             self.store = SQLiteStore(config.path, self.embedder.name, self.embedder.dim)
         self._pending = []
+        self.index = self._new_index()  # the loaded config may choose another index
         self._reload()
         if self.index.n < st.count:
             raise MemoryStateError(f"episodic store {config.path} holds {self.index.n} memories but the state was "
