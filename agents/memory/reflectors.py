@@ -64,10 +64,21 @@ def parse_lessons(text: str, max_lessons: int = 3) -> list[str]:
 
 
 class RuleReflector:
-    """Lessons from the trace alone: the errors to avoid, and the path that worked (or did not)."""
+    """Lessons from the trace alone: the errors to avoid, the path that worked (or did not), and, after a
+    failure that really ended, the env's final feedback — Reflexion's signal, which even a small model can use
+    (it can copy a named answer from its prompt where it cannot follow abstract advice)."""
 
-    def __init__(self, max_actions: int = 8) -> None:
+    def __init__(self, max_actions: int = 8, max_verdict_chars: int = 240) -> None:
         self.max_actions = max_actions
+        self.max_verdict_chars = max_verdict_chars
+
+    def _verdict(self, events: list[MemoryItem], outcome: dict[str, Any]) -> str:
+        if not outcome.get("terminated") or outcome.get("truncated"):
+            return ""
+        last = next((e for e in reversed(events) if e.kind in ("observation", "feedback", "action")), None)
+        if last is None or last.kind != "observation":
+            return ""
+        return " ".join(last.text.split())[: self.max_verdict_chars]
 
     def reflect(self, instruction: str, events: list[MemoryItem], outcome: dict[str, Any]) -> list[str]:
         lessons: list[str] = [str(x) for x in outcome.get("lessons", []) if str(x).strip()]
@@ -92,4 +103,7 @@ class RuleReflector:
                       or ("ran out of steps" if outcome.get("truncated") else "it failed"))
             tried = f"trying {path} " if path else ""
             lessons.append(f"For a task like '{task}', {tried}did not succeed ({reason}); try a different approach")
+            verdict = self._verdict(events, outcome)
+            if verdict:  # at a real end the last observation is the env's verdict (what was right, what was wrong)
+                lessons.append(f"On the task '{task}' the final feedback was: {verdict}")
         return lessons

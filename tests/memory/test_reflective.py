@@ -40,6 +40,20 @@ def test_rule_lessons_name_errors_and_the_working_path():
     assert ok == ["For a task like 'buy a red mug', this worked in 2 steps: search[red mug] -> click[buy now]"]
 
 
+def test_a_failure_that_really_ended_keeps_the_envs_final_feedback():
+    r = RuleReflector()
+    events = [MemoryItem("check[fuse]", kind="action"), MemoryItem("The fuse is fine.", kind="observation"),
+              MemoryItem("diagnose[fuse]", kind="action"),
+              MemoryItem("You diagnosed: fuse. The actual root cause(s): dead battery. Score 0.00.", kind="observation")]
+    failed = r.reflect("the lamp is dark", events, {"success": False, "terminated": True, "truncated": False})
+    assert failed[-1] == ("On the task 'the lamp is dark' the final feedback was: You diagnosed: fuse. "
+                          "The actual root cause(s): dead battery. Score 0.00.")
+    cut = r.reflect("the lamp is dark", events[:2], {"success": False, "terminated": False, "truncated": True})
+    assert not any("final feedback" in l for l in cut)  # a cut is not the env's verdict
+    ok = r.reflect("the lamp is dark", events, {"success": True, "terminated": True})
+    assert not any("final feedback" in l for l in ok)
+
+
 def test_repeated_lessons_are_counted_not_duplicated_and_capped():
     mem = ReflectiveMemory(max_lessons=3)
     for i in range(3):
