@@ -1,6 +1,6 @@
 """AgentPRM on WebShop: does PRM-guided search beat unguided sampling at equal budget? TD/GAE vs MC labels?
 
-    nice python bench/prm_experiment.py                 # the full run (~40 min on 2 shared CPU cores)
+    nice python bench/prm_experiment.py                 # the full run (~90 min on 2 shared CPU cores)
     nice python bench/prm_experiment.py --quick         # a smoke run (minutes, numbers meaningless)
 
 Stages (each cached under --work, so a re-run resumes): 1M-step target benchmark; trajectories of a
@@ -414,8 +414,8 @@ def main() -> None:
     p.add_argument("--heldout-goals", type=int, default=16)
     p.add_argument("--heldout-mc-k", type=int, default=8)
     p.add_argument("--search-goals", type=int, default=15)
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--seeds", type=int, default=6)
+    p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--max-length", type=int, default=384)
     p.add_argument("--obs-tokens", type=int, default=80)
     p.add_argument("--freeze-layers", type=int, default=3)
@@ -423,12 +423,12 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--outcome", choices=["reward", "success"], default="success")
     p.add_argument("--budgets", default="2,4,8,16")
-    p.add_argument("--llm-goals", type=int, default=0, help="also run the embedded LLM as the policy on this many goals")
+    p.add_argument("--llm-goals", type=int, default=12, help="also run the embedded LLM as the policy on this many goals")
     p.add_argument("--llm-n", type=int, default=4)
     args = p.parse_args()
     if args.quick:
         args.td_goals, args.per_goal, args.heldout_goals, args.search_goals, args.seeds, args.epochs = 6, 2, 4, 4, 2, 1
-        args.heldout_mc_k, args.budgets, args.branches = 2, "2,4", 2
+        args.heldout_mc_k, args.budgets, args.branches, args.llm_goals = 2, "2,4", 2, min(args.llm_goals, 1)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     work = Path(args.work) / ("quick" if args.quick else "full")
     work.mkdir(parents=True, exist_ok=True)
