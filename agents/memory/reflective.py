@@ -64,6 +64,8 @@ class ReflectiveMemory:
                  embedder: Embedder | str | None = None, **kwargs: Any) -> None:
         if isinstance(embedder, str):  # a name belongs to the config, an object is used as is
             kwargs["embedder"], embedder = embedder, None
+        if isinstance(reflector, str):  # `memory.reflective.reflector=rule` names the config field
+            kwargs["reflector"], reflector = reflector, None
         self.config = config or ReflectiveConfig(**kwargs)
         c = self.config
         if reflector is None:

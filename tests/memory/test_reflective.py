@@ -54,6 +54,20 @@ def test_a_failure_that_really_ended_keeps_the_envs_final_feedback():
     assert not any("final feedback" in l for l in ok)
 
 
+def test_the_reflector_can_be_chosen_by_name_through_make_memory():
+    from agents.memory import make_memory
+    from agents.memory.reflectors import BrainReflector
+
+    brain = ScriptedBrain(["- Check the fuse first."])
+    rule = make_memory("working+reflective", brain=brain, reflective={"reflector": "rule"})
+    part = rule.parts[1]
+    assert isinstance(part.reflector, RuleReflector) and part.config.reflector == "rule"
+    run_episode(part, "the lamp is dark", [MemoryItem("check[fuse]", kind="action")], {"success": False})
+    assert part.lessons and brain.prompts == []  # the rule, not the brain, wrote the lesson
+    auto = make_memory("reflective", brain=brain, reflector="auto")
+    assert isinstance(auto.reflector, BrainReflector)
+
+
 def test_repeated_lessons_are_counted_not_duplicated_and_capped():
     mem = ReflectiveMemory(max_lessons=3)
     for i in range(3):
