@@ -50,3 +50,14 @@ class Memory(Protocol):
     def load_state(self, state: dict[str, Any]) -> None: ...
 
     def clear(self) -> None: ...
+
+
+def names_to_config(kwargs: dict[str, Any], **parts: Any) -> list[Any]:
+    """A part given by name (`embedder="minilm"`, `reflector="rule"`) is a config field, moved into `kwargs`;
+    an object is used as is. Returns the parts in order, None where a name was given."""
+    out = []
+    for field, value in parts.items():
+        if isinstance(value, str):
+            kwargs[field], value = value, None
+        out.append(value)
+    return out

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter
+from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter, names_to_config
 from agents.memory.budget import pack_indices
 from agents.memory.embeddings import Embedder, get_embedder
 from agents.memory.scoring import ScoreWeights
@@ -61,8 +61,7 @@ class EpisodicMemory:
     name = "episodic"
 
     def __init__(self, config: EpisodicConfig | None = None, embedder: Embedder | str | None = None, **kwargs: Any) -> None:
-        if isinstance(embedder, str):  # a name belongs to the config, an object is used as is
-            kwargs["embedder"], embedder = embedder, None
+        [embedder] = names_to_config(kwargs, embedder=embedder)
         self.config = config or EpisodicConfig(**kwargs)
         c = self.config
         self.embedder = embedder or get_embedder(c.embedder, c.embed_backend)

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter
+from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter, names_to_config
 from agents.memory.budget import pack_indices
 from agents.memory.embeddings import Embedder, get_embedder
 from agents.memory.fact_extract import BrainExtractor, Extractor, RuleExtractor, Triple, normalize_relation
@@ -119,8 +119,7 @@ class FactsMemory:
 
     def __init__(self, brain: Any = None, config: FactsConfig | None = None, extractor: Extractor | None = None,
                  embedder: Embedder | str | None = None, **kwargs: Any) -> None:
-        if isinstance(embedder, str):  # a name belongs to the config, an object is used as is
-            kwargs["embedder"], embedder = embedder, None
+        embedder, extractor = names_to_config(kwargs, embedder=embedder, extractor=extractor)
         self.config = config or FactsConfig(**kwargs)
         c = self.config
         if extractor is None and c.extractor != "none":

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.memory.base import MemoryItem, TokenCounter
+from agents.memory.base import MemoryItem, TokenCounter, names_to_config
 from agents.memory.budget import pack_indices
 from agents.memory.embeddings import Embedder, get_embedder
 from agents.memory.reflectors import BrainReflector, Reflector, RuleReflector, succeeded
@@ -62,10 +62,7 @@ class ReflectiveMemory:
 
     def __init__(self, brain: Any = None, config: ReflectiveConfig | None = None, reflector: Reflector | None = None,
                  embedder: Embedder | str | None = None, **kwargs: Any) -> None:
-        if isinstance(embedder, str):  # a name belongs to the config, an object is used as is
-            kwargs["embedder"], embedder = embedder, None
-        if isinstance(reflector, str):  # `memory.reflective.reflector=rule` names the config field
-            kwargs["reflector"], reflector = reflector, None
+        embedder, reflector = names_to_config(kwargs, embedder=embedder, reflector=reflector)
         self.config = config or ReflectiveConfig(**kwargs)
         c = self.config
         if reflector is None:

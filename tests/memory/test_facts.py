@@ -63,3 +63,16 @@ def test_current_fact_marked_superseded_in_state_is_rejected():
     state["current"][0] = {"subject": "A"}
     with pytest.raises(MemoryStateError, match="current.0.relation"):
         FactsMemory().load_state(state)
+
+
+def test_the_extractor_can_be_chosen_by_name_through_make_memory():
+    from agents.memory import make_memory
+
+    none = make_memory("facts", extractor="none")
+    assert none.extractor is None and none.config.extractor == "none"
+    none.add(MemoryItem("Alice lives in Paris.", kind="observation"))
+    assert none.retrieve("where does Alice live", 3) == []  # nothing extracted from text
+    rule = make_memory("working+facts", facts={"extractor": "rule"}).parts[1]
+    assert isinstance(rule.extractor, RuleExtractor)
+    rule.add(MemoryItem("Alice lives in Paris.", kind="observation"))
+    assert "Paris" in rule.retrieve("where does Alice live", 3)[0].text
