@@ -130,12 +130,16 @@ def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int) -> Node:
     return child
 
 
-def rollout(env: gym.Env, sampler: ActionSampler, node: Node, *, seed: int, max_steps: int) -> tuple[Node, int]:
-    """Follow the policy from `node` to the end; returns the final node and the number of sampled steps."""
+def rollout(env: gym.Env, sampler: ActionSampler, node: Node, *, seed: int, max_steps: int,
+            path: list[Node] | None = None) -> tuple[Node, int]:
+    """Follow the policy from `node` to the end; returns the final node and the number of sampled steps.
+    `path`, if given, receives every node after `node` (the states a branch can start from)."""
     n = 0
     while not node.done:
         s = sampler.sample(env, node.instruction, node.observation, node.info, 1, seed * 131 + len(node.steps))[0]
         node = apply(env, node, s, max_steps)
+        if path is not None:
+            path.append(node)
         n += 1
     return node, n
 
@@ -172,17 +176,13 @@ def branch_rollouts(env: gym.Env, base: ActionSampler, cont: ActionSampler, root
     import random
 
     rng = random.Random(seed)
-    path, node, steps = [root], root, 0
-    while not node.done:
-        node = apply(env, node, base.sample(env, node.instruction, node.observation, node.info, 1,
-                                            seed * 131 + len(node.steps))[0], max_steps)
-        path.append(node)
-        steps += 1
-    ends = [node]
-    states = [n for n in path[:-1] if n.info.get("available_actions")]
+    path = [root]
+    end, steps = rollout(env, base, root, seed=seed, max_steps=max_steps, path=path)
+    ends = [end]
+    states = [i for i, n in enumerate(path[:-1]) if n.info.get("available_actions")]
     for b in range(branches if states else 0):
-        at = rng.choice(states)
-        taken = path[path.index(at) + 1].actions[-1]
+        i = rng.choice(states)
+        at, taken = path[i], path[i + 1].actions[-1]
         options = [a for a in at.info["available_actions"] if a != taken] or list(at.info["available_actions"])
         child = apply(env, at, Sample(rng.choice(options), "(branch)"), max_steps)
         end, n = rollout(env, cont, child, seed=seed * 7919 + b, max_steps=max_steps)

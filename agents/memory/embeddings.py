@@ -67,6 +67,14 @@ Backend = Literal["auto", "onnx", "torch"]
 BACKENDS = ("auto", "onnx", "torch")
 
 
+def resolve_backend(backend: str | None) -> Backend:
+    """The given MiniLM backend, else $AGENTSIM_MINILM_BACKEND, else 'auto'; an unknown name is an error."""
+    backend = backend or os.environ.get("AGENTSIM_MINILM_BACKEND", "auto")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown MiniLM backend {backend!r}; valid: {', '.join(BACKENDS)}")
+    return backend  # type: ignore[return-value]
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384-d) with mean pooling, in batches sorted by length to cut padding.
 
@@ -85,9 +93,7 @@ class MiniLMEmbedder:
 
     def __init__(self, model_dir: str | Path | None = None, batch_size: int = 64, max_length: int = 128,
                  cache_size: int = 1024, threads: int | None = 1, backend: Backend | None = None) -> None:
-        backend = backend or os.environ.get("AGENTSIM_MINILM_BACKEND", "auto")  # type: ignore[assignment]
-        if backend not in BACKENDS:
-            raise ValueError(f"unknown MiniLM backend {backend!r}; valid: {', '.join(BACKENDS)}")
+        backend = resolve_backend(backend)
         self.model_dir = Path(model_dir) if model_dir else None
         self.batch_size = batch_size
         self.max_length = max_length
@@ -219,7 +225,7 @@ def get_embedder(name: str = "minilm", backend: Backend | None = None) -> Embedd
         raise ValueError(f"unknown embedder {name!r}; valid: 'minilm', 'hashing'")
     if name == "hashing":
         return _SHARED.setdefault(name, HashingEmbedder())
-    backend = backend or os.environ.get("AGENTSIM_MINILM_BACKEND", "auto")  # type: ignore[assignment]
+    backend = resolve_backend(backend)
     key = f"{name}:{backend}"
     if key not in _SHARED:
         _SHARED[key] = MiniLMEmbedder(backend=backend)

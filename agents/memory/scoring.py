@@ -38,11 +38,15 @@ def combined(sims: np.ndarray, clock: np.ndarray, importance: np.ndarray, w: Sco
     return score
 
 
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k highest scores, best first (argpartition, then sort only those k)."""
-    if k <= 0 or scores.size == 0:
+def top_k(scores: np.ndarray, k: int, rows: np.ndarray | None = None) -> np.ndarray:
+    """Positions of the k highest scores, best first; equal scores ordered by `rows` (default: position),
+    so the exact scan and the quantized search agree to the last tie."""
+    n = scores.size
+    if k <= 0 or n == 0:
         return np.empty(0, dtype=np.int64)
-    if k >= scores.size:
-        return np.argsort(-scores, kind="stable")
-    part = np.argpartition(-scores, k - 1)[:k]
-    return part[np.argsort(-scores[part], kind="stable")]
+    keys = np.arange(n) if rows is None else rows
+    if k >= n:
+        return np.lexsort((keys, -scores))
+    kth = np.partition(scores, n - k)[n - k]
+    pos = np.flatnonzero(scores >= kth)  # every tie of the k-th value, so the tie-break decides
+    return pos[np.lexsort((keys[pos], -scores[pos]))][:k]

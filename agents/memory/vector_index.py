@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.memory.scoring import ScoreWeights, combined
+from agents.memory.scoring import ScoreWeights, combined, top_k
 from agents.memory.sq_candidates import SQCandidates, faiss_module, faiss_threads
 
 log = logging.getLogger(__name__)
@@ -46,19 +46,6 @@ def _single_thread():
 
 def _padded(m: int) -> int:
     return -(-m // ROW_PAD) * ROW_PAD
-
-
-def stable_top_k(scores: np.ndarray, k: int, rows: np.ndarray | None = None) -> np.ndarray:
-    """Positions of the k highest scores, best first; equal scores ordered by `rows` (default: position)."""
-    n = scores.size
-    if k <= 0 or n == 0:
-        return np.empty(0, dtype=np.int64)
-    keys = np.arange(n) if rows is None else rows
-    if k >= n:
-        return np.lexsort((keys, -scores))
-    kth = np.partition(scores, n - k)[n - k]
-    pos = np.flatnonzero(scores >= kth)  # every tie of the k-th value, so the tie-break decides
-    return pos[np.lexsort((keys[pos], -scores[pos]))][:k]
 
 
 @dataclass
@@ -217,7 +204,7 @@ class VectorMatrix:
     def _search_exact(self, q: np.ndarray, k: int, w: ScoreWeights) -> Hits:
         sims = self.similarities(q)
         scores = combined(sims, self.clock, self.importance, w)
-        best = stable_top_k(scores, k)
+        best = top_k(scores, k)
         return Hits(best.astype(np.int64), scores[best], sims[best])
 
     def _tail_start(self, w: ScoreWeights) -> int:
@@ -254,7 +241,7 @@ class VectorMatrix:
             rows = np.concatenate([head, tail])
             sims = np.concatenate([self._sims_rows(head, q), tail_sims])
             scores = combined(sims, self._clock[rows], self._imp[rows], w)
-            best = stable_top_k(scores, k, rows)
+            best = top_k(scores, k, rows)
             # Any row not scored here is older than the tail, outside the top-c approximate scores and not an
             # exact row, so its score is at most approx[-1] + quantization/rounding slack + recency bound.
             if len(best) == k and (len(cand) == self.n or  # faiss returned every row: all were scored

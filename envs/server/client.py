@@ -103,6 +103,13 @@ class RemoteEnv(gym.Env):
             raise RemoteEnvError(f"{op}: {detail} (token: pass token=... or set ${TOKEN_ENV})", 401)
         raise RemoteEnvError(f"env server {self.url} refused {op} ({resp.status_code}): {detail}", resp.status_code)
 
+    @staticmethod
+    def _wait_or_raise(full: EnvServerFull, resp: httpx.Response, deadline: float) -> float:
+        """A full server is retried after its Retry-After until `full_retry_s` has passed."""
+        if time.monotonic() > deadline:
+            raise full
+        return float(resp.headers.get("retry-after", 1))
+
     def _call(self, op: str, method: str, path: str, body: dict | None = None) -> Any:
         deadline = time.monotonic() + self.full_retry_s
         while True:
@@ -112,10 +119,8 @@ class RemoteEnv(gym.Env):
                 raise self._unavailable(op, e) from e
             try:
                 return self._answer(op, resp)
-            except EnvServerFull:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(float(resp.headers.get("retry-after", 1)))
+            except EnvServerFull as full:
+                time.sleep(self._wait_or_raise(full, resp, deadline))
 
     async def _acall(self, op: str, method: str, path: str, body: dict | None = None) -> Any:
         deadline = time.monotonic() + self.full_retry_s
@@ -126,10 +131,8 @@ class RemoteEnv(gym.Env):
                 raise self._unavailable(op, e) from e
             try:
                 return self._answer(op, resp)
-            except EnvServerFull:
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(float(resp.headers.get("retry-after", 1)))
+            except EnvServerFull as full:
+                await asyncio.sleep(self._wait_or_raise(full, resp, deadline))
 
     def _create_body(self) -> dict[str, Any]:
         return {"env": self.env_name, "kwargs": self.env_kwargs}

@@ -6,7 +6,8 @@ import pytest
 from agents.memory import MemoryItem
 from agents.memory.episodic import EpisodicMemory
 from agents.memory.scoring import ScoreWeights, combined
-from agents.memory.vector_index import VectorMatrix, stable_top_k
+from agents.memory.scoring import top_k as stable_top_k
+from agents.memory.vector_index import VectorMatrix
 
 pytest.importorskip("faiss")
 
