@@ -51,7 +51,8 @@ def make_env(split: str, args):
     import envs  # noqa: F401
     from envs.webshop.env import WebShopEnv
 
-    return WebShopEnv(num_products=args.products, split=split, max_steps=args.max_steps)
+    return WebShopEnv(num_products=args.products, split=split, max_steps=args.max_steps,
+                      observation_mode=args.observation_mode)
 
 
 def make_sampler(args, temperature: float = 1.0, epsilon: float | None = None):
@@ -74,7 +75,8 @@ def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, spli
             steps += n
             eps.append(to_episode(end, episode_id=f"{split}-g{g}-s{seed}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
                                   brain="scripted", model=f"expert(eps={args.epsilon if epsilon is None else epsilon})",
-                                  env_kwargs={"num_products": args.products, "split": split, "max_steps": args.max_steps},
+                                  env_kwargs={"num_products": args.products, "split": split, "max_steps": args.max_steps,
+                                              "observation_mode": args.observation_mode},
                                   meta={"reset_options": {"goal_index": g}}))
     return eps, steps
 
@@ -97,7 +99,7 @@ def label_mc(env, sampler, eps, k: int, seed: int, args, folder: Path) -> int:
     path = folder / "mc_labels.jsonl"
     if path.exists():
         path.unlink()
-    labs = [mc_labels(env, ep, sampler, k=k, seed=seed + i, max_steps=args.max_steps, outcome=args.outcome)
+    labs = [mc_labels(env, ep, sampler, k=k, seed=seed + i, max_steps=args.max_steps, outcome=args.outcome, gamma=args.gamma)
             for i, ep in enumerate(eps)]
     write_mc_labels(path, labs, k)
     return sum(lab.sampled_steps for lab in labs)
@@ -157,8 +159,28 @@ def stage_data(args, work: Path) -> dict:
             td_steps += n
             td_eps += [to_episode(end, episode_id=f"train-branch-g{g}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
                                   brain="scripted", model=f"expert(eps=0.2) + branch + expert(eps={args.epsilon})",
-                                  env_kwargs={"num_products": args.products, "split": "train", "max_steps": args.max_steps},
+                                  env_kwargs={"num_products": args.products, "split": "train", "max_steps": args.max_steps,
+                                              "observation_mode": args.observation_mode},
                                   meta={"reset_options": {"goal_index": g}}) for j, end in enumerate(ends)]
+    # ending branches: at states where an ε = 0.5 path went on, the action that would have ended the episode there
+    # (a premature or wrong `buy now`), labelled by its own outcome: the contrast a policy's data rarely holds
+    probe_steps = 0
+    if args.ending_branches:
+        from prm.policy import ending_branches, rollout, start, to_episode
+
+        for g in td_goals:
+            root = start(train_env, options={"goal_index": g})
+            path = [root]
+            end, n = rollout(train_env, sampler, root, seed=31 + g, max_steps=args.max_steps, path=path)
+            kids, probed = ending_branches(train_env, path, branches=args.ending_branches, seed=37 + g,
+                                           max_steps=args.max_steps)
+            td_steps += n + len(kids)
+            probe_steps += probed
+            td_eps += [to_episode(node, episode_id=f"train-ending-g{g}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
+                                  brain="scripted", model=f"expert(eps={args.epsilon})" + (" + ending branch" if j else ""),
+                                  env_kwargs={"num_products": args.products, "split": "train", "max_steps": args.max_steps,
+                                              "observation_mode": args.observation_mode},
+                                  meta={"reset_options": {"goal_index": g}}) for j, node in enumerate([end, *kids])]
     write_run(work / "td", td_eps)
     # MC baseline: same budget of sampled steps (its own trajectories + its rollouts)
     mc_eps, mc_steps, spent = [], 0, 0
@@ -171,7 +193,7 @@ def stage_data(args, work: Path) -> dict:
         eps, _ = collect(train_env, sampler, [g], args.per_goal, 2, args, "train")
         for ep in eps:
             lab = mc_labels(train_env, ep, sampler, k=args.mc_k, seed=1000 + len(labs), max_steps=args.max_steps,
-                             outcome=args.outcome)
+                             outcome=args.outcome, gamma=args.gamma)
             if mc_eps and mc_steps + spent + len(ep.steps) + lab.sampled_steps > td_steps:
                 break
             mc_eps.append(ep)
@@ -190,7 +212,8 @@ def stage_data(args, work: Path) -> dict:
     held_eps, held_steps = collect(test_env, sampler, held_goals, 2, 3, args, "test")
     write_run(work / "heldout", held_eps)
     held_spent = label_mc(test_env, sampler, held_eps, args.heldout_mc_k, 5000, args, work / "heldout")
-    meta = {"td": {"trajectories": len(td_eps), "goals": len(td_goals), "sampled_steps": td_steps},
+    meta = {"td": {"trajectories": len(td_eps), "goals": len(td_goals), "sampled_steps": td_steps,
+                   "ending_probe_env_steps": probe_steps},
             "mc": {"trajectories": len(mc_eps), "goals": len({e.meta["reset_options"]["goal_index"] for e in mc_eps}),
                    "trajectory_steps": mc_steps, "rollout_steps": spent, "sampled_steps": mc_steps + spent, "k": args.mc_k},
             "heldout": {"trajectories": len(held_eps), "goals": len(held_goals), "steps": held_steps,
@@ -209,7 +232,7 @@ def stage_train(args, work: Path, name: str, labels: str) -> dict:
         return json.loads((out / "history.json").read_text())
     cfg = {"data": [str(work / name)], "eval_data": [str(work / "heldout")], "out": str(out), "labels": labels,
            "epochs": args.epochs, "batch_size": 4, "grad_accum": 2, "freeze_layers": args.freeze_layers,
-           "outcome": args.outcome,
+           "outcome": args.outcome, "td": {"gamma": args.gamma},
            "text": {"max_length": args.max_length, "obs_tokens": args.obs_tokens, "instruction_tokens": 64,
                     "action_tokens": 16, "focus": True},
            "threads": args.threads, "seed": args.seed, "progress": False}
@@ -251,7 +274,7 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
     done = json.loads(path.read_text()) if path.exists() else {}
     from prm.model import PRMModel
     from prm.scoring import PRMScorer
-    from prm.search import beam_search, best_of_n, ended
+    from prm.search import beam_search, best_of_n, ended, rerank
 
     scorer = PRMScorer(PRMModel.from_pretrained(work / f"prm_{prm_name}" / "final"), batch_size=16)
     env = make_env("test", args)
@@ -279,6 +302,9 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
                         rnd_s.append(float(np.mean([o >= 1.0 for o in outs])))
                         rnd_r.append(float(np.mean(outs)))
                         orc.append(float(max(outs) >= 1.0))
+                    elif method == "rerank":  # per step: B sampled actions, take the most promising
+                        res = rerank(env, sampler, scorer, m=b, seed=sd, max_steps=args.max_steps,
+                                     options={"goal_index": g})
                     else:
                         n_, m_ = BEAMS[b]
                         res = beam_search(env, sampler, scorer, n=n_, m=m_, seed=sd, max_steps=args.max_steps,
@@ -301,6 +327,55 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
     done["_scorer"] = {"windows": scorer.stats.windows, "cache_hits": scorer.stats.cache_hits,
                        "seconds": scorer.stats.seconds}
     return done
+
+
+def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
+    """What beam search asks of a PRM: at one state, rank the expert's action above the other listed actions.
+
+    Along ε = 0.3 policy paths on the search goals, every listed action at every state is stepped and scored;
+    per page type: the share of the other actions the expert's action outranks, and how often it is the top one.
+    (Held-out pairwise accuracy compares steps across states; this compares siblings, which is what a beam does.)
+    """
+    path = work / f"siblings_{prm_name}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    from prm.model import PRMModel
+    from prm.policy import Sample, apply, rollout, start
+    from prm.scoring import PRMScorer
+    from prm.search import score_nodes
+
+    scorer = PRMScorer(PRMModel.from_pretrained(work / f"prm_{prm_name}" / "final"), batch_size=16)
+    env = make_env("test", args)
+    sampler = make_sampler(args, epsilon=0.3)
+    beaten: dict[str, list[float]] = {}
+    top1: dict[str, list[float]] = {}
+    chance: dict[str, list[float]] = {}
+    for g in range(min(goals, len(env.goals))):
+        root = start(env, options={"goal_index": g})
+        visited = [root]
+        rollout(env, sampler, root, seed=g, max_steps=args.max_steps, path=visited)
+        for node in visited[:-1]:
+            acts = list(node.info.get("available_actions") or [])
+            if node.done or len(acts) < 2:
+                continue
+            env.unwrapped.restore(node.snapshot)
+            expert = env.unwrapped.expert_action()
+            if expert not in acts:
+                continue  # a search: its text is not among the listed actions
+            kids = [apply(env, node, Sample(a, "(sibling)"), args.max_steps) for a in acts]
+            score_nodes(scorer, kids)
+            sc = np.array([k.score for k in kids])
+            e = acts.index(expert)
+            page = str(node.info.get("page"))
+            kind = "item: buy" if (page == "item" and expert == "click[buy now]") else (
+                "item: option / back" if page == "item" else page)
+            beaten.setdefault(kind, []).append(float(np.mean(sc[e] > np.delete(sc, e))))
+            top1.setdefault(kind, []).append(float(sc[e] >= sc.max()))
+            chance.setdefault(kind, []).append(1.0 / len(acts))
+    out = {k: {"states": len(v), "expert_beats_share": float(np.mean(v)), "expert_top1": float(np.mean(top1[k])),
+               "chance_top1": float(np.mean(chance[k]))} for k, v in beaten.items()}
+    path.write_text(json.dumps(out, indent=2))
+    return out
 
 
 def stage_llm(args, work: Path) -> dict:
@@ -354,6 +429,11 @@ def summarize_search(search: dict, budgets: list[int]) -> dict:
             # paired over seeds (the PRM and the random pick choose among the very same samples)
             rows[f"BoN-PRM minus random@{b} (paired)"] = {
                 "success": ci95([r["success"] - r["random_success"] for r in bon["per_seed"]])}
+        rr = search.get(f"rerank@{b}")
+        if rr:
+            rows[f"rerank-PRM@{b} (1x{b})"] = {"success": ci95([r["success"] for r in rr["per_seed"]]),
+                                               "score": ci95([r["score"] for r in rr["per_seed"]]),
+                                               "samples": rr["samples_per_episode"]}
         beam = search.get(f"beam@{b}")
         if beam:
             n_, m_ = BEAMS[b]
@@ -375,7 +455,8 @@ def plot(summary: dict, budgets: list[int], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for label, prefix, suffix in (("Best-of-N random", "BoN-random@", ""), ("Best-of-N PRM (TD)", "BoN-PRM@", ""),
-                                  ("beam PRM (TD)", "beam-PRM@", None), ("Best-of-N oracle", "BoN-oracle@", "")):
+                                  ("beam PRM (TD)", "beam-PRM@", None), ("per-step rerank PRM (TD)", "rerank-PRM@", None),
+                                  ("Best-of-N oracle", "BoN-oracle@", "")):
         xs, ys, es = [], [], []
         for b in budgets:
             key = next((k for k in summary if k.startswith(f"{prefix}{b}") and (suffix is None or k == f"{prefix}{b}")), None)
@@ -405,12 +486,19 @@ def main() -> None:
     p.add_argument("--products", type=int, default=2000)
     p.add_argument("--epsilon", type=float, default=0.5)
     p.add_argument("--max-steps", type=int, default=15)
+    p.add_argument("--observation-mode", default="text_rich", choices=["text", "text_rich"],
+                   help="text_rich marks the clicked options (text, WebShop's simple mode, does not show them)")
+    p.add_argument("--gamma", type=float, default=0.9,
+                   help="discount of the TD targets (and the MC labels): a wasted step costs promise")
     p.add_argument("--td-goals", type=int, default=160)
     p.add_argument("--per-goal", type=int, default=2, help="TD trajectories per goal at each training epsilon")
-    p.add_argument("--train-epsilons", default="0.2,0.5,0.5,0.8",
+    p.add_argument("--train-epsilons", default="0.2,0.5,0.8",
                    help="policies that collect the TD training set (a value twice = twice the trajectories)")
     p.add_argument("--branches", type=int, default=4,
                    help="per TD goal: trajectories that branch off a low-noise path with a random action (0 = none)")
+    p.add_argument("--ending-branches", type=int, default=2,
+                   help="per TD goal: an ε-policy path plus this many one-step trajectories that end the episode early "
+                        "at one of its states (0 = none)")
     p.add_argument("--skip-mc", action="store_true", help="skip the MC-label baseline (its data, PRM and search)")
     p.add_argument("--mc-k", type=int, default=2)
     p.add_argument("--heldout-goals", type=int, default=16)
@@ -419,7 +507,7 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=6)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--max-length", type=int, default=384)
-    p.add_argument("--obs-tokens", type=int, default=80)
+    p.add_argument("--obs-tokens", type=int, default=100)
     p.add_argument("--freeze-layers", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
@@ -431,6 +519,7 @@ def main() -> None:
     if args.quick:
         args.td_goals, args.per_goal, args.heldout_goals, args.search_goals, args.seeds, args.epochs = 6, 2, 4, 4, 2, 1
         args.heldout_mc_k, args.budgets, args.branches, args.llm_goals = 2, "2,4", 2, min(args.llm_goals, 1)
+        args.ending_branches = 1
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     work = Path(args.work) / ("quick" if args.quick else "full")
     work.mkdir(parents=True, exist_ok=True)
@@ -448,11 +537,14 @@ def main() -> None:
         result["train_mc"] = stage_train(args, work, "mc", "mc")
     result["throughput"] = stage_throughput(args, work)
     log.info("throughput: %s", result["throughput"])
-    stage_search(args, work, "td", budgets, ["bon", "beam"])
+    stage_search(args, work, "td", budgets, ["bon", "beam", "rerank"])
     result["search_td"] = stage_search(args, work, "td", [1], ["single"])  # (cached) + one policy sample
     mc_budgets = [b for b in budgets if b == 8] or budgets[-1:]
     if not args.skip_mc:
         result["search_mc"] = stage_search(args, work, "mc", mc_budgets, ["bon", "beam"])
+    result["siblings_td"] = stage_siblings(args, work, "td")
+    if not args.skip_mc:
+        result["siblings_mc"] = stage_siblings(args, work, "mc")
     if args.llm_goals:
         result["llm"] = stage_llm(args, work)
     summary = summarize_search(result["search_td"], budgets)
@@ -485,6 +577,14 @@ def main() -> None:
                    fmt(next(v["success"] for k, v in summ.items() if k.startswith("beam-PRM@8"))) if any(k.startswith("beam-PRM@8") for k in summ) else "-",
                    f"{np.mean([e['train_seconds'] for e in result[f'train_{name}']['epochs'] if 'train_seconds' in e]):.0f}")
     console.print(t2)
+    t3 = Table(title="Sibling ranking (what beam search needs): the expert's action vs the other listed actions at one state")
+    for c in ("PRM", "state", "states", "share of siblings outranked", "expert ranked first", "first by chance"):
+        t3.add_column(c, justify="right" if c not in ("PRM", "state") else "left")
+    for name in ("td", "mc"):
+        for kind, v in sorted(result.get(f"siblings_{name}", {}).items()):
+            t3.add_row(name, kind, str(v["states"]), f"{v['expert_beats_share']:.3f}", f"{v['expert_top1']:.3f}",
+                       f"{v['chance_top1']:.3f}")
+    console.print(t3)
     th = result["throughput"]
     console.print(f"PRM scoring: {th['batched_one_pass_steps_per_s']:.1f} steps/s batched one-pass vs "
                   f"{th['per_step_unbatched_steps_per_s']:.1f} steps/s one-by-one; targets for "

@@ -25,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 _SPACE = re.compile(r"\s+")
 _REPEATED_SEP = re.compile(r"(?:\[SEP\]\s*){2,}")
 _ARGUMENT = re.compile(r"\[(.+)\]\s*$")  # `click[b0abc]` -> `b0abc`
+# WebShop's text_rich markup: `[button] X [button_]` and `[clicked button] X [clicked button_]`, one part a line
+_RICH = re.compile(r"\[(clicked )?button\]\s*(.*?)\s*\[(?:clicked )?button_\]")
 
 
 class TextConfig(BaseModel):
@@ -40,8 +42,19 @@ class TextConfig(BaseModel):
     focus: bool = True  # a long observation is cut around the text the action names (else: its head)
 
 
+def compact_rich(obs: str) -> str:
+    """WebShop's `text_rich` page in the `text` layout (parts joined by [SEP]), keeping what `text` drops: which
+    buttons are clicked (`teal (clicked)`). The chosen options are the state an item page's actions depend on;
+    the button markup around every label would cost ~8 tokens a button."""
+    if "button_]" not in obs:
+        return obs
+    obs = _RICH.sub(lambda m: f"{m.group(2)} (clicked)" if m.group(1) else m.group(2), obs)
+    return " [SEP] ".join(line.strip() for line in obs.splitlines() if line.strip())
+
+
 def clean_observation(obs: str, instruction: str) -> str:
     """Drop what the window already shows (the instruction) and collapse whitespace."""
+    obs = compact_rich(obs)
     if instruction:
         obs = obs.replace(instruction, " ")
     obs = obs.replace("Instruction:", " ")

@@ -189,3 +189,40 @@ def branch_rollouts(env: gym.Env, base: ActionSampler, cont: ActionSampler, root
         ends.append(end)
         steps += 1 + n
     return ends, steps
+
+
+def ending_branches(env: gym.Env, path: list[Node], *, branches: int, seed: int, max_steps: int,
+                    tries: int = 8) -> tuple[list[Node], int]:
+    """One-step trajectories that end the episode at a state of `path` where the path itself went on.
+
+    Why: a policy that ends an episode (WebShop's `click[buy now]`) mostly does so at the right moment, so a PRM
+    trained on its trajectories learns "ending is good" and rates a premature end highly -- the sibling a beam or
+    a reranker then picks. Each state's listed actions are stepped once from its snapshot; an action that really
+    ends the episode there (and is not what the path did next) becomes a trajectory whose label is exact: its own
+    outcome, no rollout needed. Returns the nodes and the number of env steps spent probing.
+    """
+    import random
+
+    rng = random.Random(seed)
+    states = [i for i, n in enumerate(path[:-1]) if not n.done and n.info.get("available_actions")]
+    out: list[Node] = []
+    probed = 0
+    for _ in range(tries if states else 0):
+        if len(out) == branches:
+            break
+        i = rng.choice(states)
+        at, taken = path[i], path[i + 1].actions[-1]
+        ends = []
+        for a in at.info["available_actions"]:
+            if a == taken:
+                continue
+            child = apply(env, at, Sample(a, "(ending branch)"), max_steps)
+            probed += 1
+            if child.terminated:
+                ends.append(child)
+        if ends:
+            out.append(rng.choice(ends))
+            states.remove(i)
+            if not states:
+                break
+    return out, probed

@@ -43,7 +43,11 @@ def replay(env: gym.Env, ep: EpisodeRecord, max_steps: int) -> list[Node]:
 
 
 def mc_labels(env: gym.Env, ep: EpisodeRecord, sampler: ActionSampler, *, k: int, seed: int, max_steps: int,
-              outcome: str = "reward", success_threshold: float = 1.0) -> MCLabels:
+              outcome: str = "reward", success_threshold: float = 1.0, gamma: float = 1.0) -> MCLabels:
+    """`gamma` discounts an outcome reached n steps after a_t by gamma**n, the value TD targets with that gamma estimate."""
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1], got {gamma}")
+
     def value(n: Node) -> float:
         r = n.outcome()
         return float(r >= success_threshold) if outcome == "success" else r
@@ -57,7 +61,7 @@ def mc_labels(env: gym.Env, ep: EpisodeRecord, sampler: ActionSampler, *, k: int
         for j in range(k):
             end, n = rollout(env, sampler, node, seed=(seed * 7919 + t) * 101 + j, max_steps=max_steps)
             spent += n
-            outs.append(value(end))
+            outs.append(value(end) * gamma ** n)
         q.append(float(np.mean(outs)))
     return MCLabels(ep.episode_id, np.array(q), spent)
 

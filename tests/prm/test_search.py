@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from envs.webshop.env import WebShopEnv
-from prm.policy import Sample, apply, start
+from prm.policy import Sample, apply, rollout, start
 from prm.search import beam_search, best_of_n, ended, rerank
 from prm.targets.mc import mc_labels, replay
 from tests.prm.conftest import collect_run, scripted_sampler
@@ -161,3 +161,37 @@ def test_search_with_the_embedded_llm_as_policy(webshop, local_brain):
 def _state(env):
     obs, info = env.reset(options={"goal_index": 7})
     return info["instruction"], obs, info
+
+
+def test_mc_labels_with_gamma_discount_by_the_steps_to_the_end(tmp_path, webshop, shop_kwargs):
+    """With gamma < 1 an outcome n steps away is worth gamma**n: what TD targets with that gamma estimate."""
+    [ep] = collect_run(tmp_path, "test", [5], 1, 0.0, shop_kwargs)
+    labels = mc_labels(webshop, ep, scripted_sampler(0.0), k=1, seed=0, max_steps=15, gamma=0.9)
+    expected = []
+    for node in replay(webshop, ep, max_steps=15):  # the deterministic expert finishes n steps later
+        n = 0 if node.done else rollout(webshop, scripted_sampler(0.0), node, seed=0, max_steps=15)[1]
+        expected.append(0.9 ** n)
+    assert labels.q.tolist() == pytest.approx(expected)
+    assert labels.q[-1] == 1.0 and labels.q[0] < 0.9 ** 2
+    with pytest.raises(ValueError, match="gamma"):
+        mc_labels(webshop, ep, scripted_sampler(0.0), k=1, seed=0, max_steps=15, gamma=1.5)
+
+
+def test_ending_branches_end_early_where_the_path_went_on(webshop):
+    """A premature `buy now` off a policy path: one step, really ended, labelled by its own outcome, replayable."""
+    from prm.policy import ending_branches
+
+    root = start(webshop, options={"goal_index": 3})
+    path = [root]
+    end, _ = rollout(webshop, scripted_sampler(0.0), root, seed=0, max_steps=15, path=path)
+    kids, probed = ending_branches(webshop, path, branches=2, seed=1, max_steps=15)
+    assert kids and probed >= len(kids)
+    for kid in kids:
+        assert kid.terminated and kid.actions[-1] == "click[buy now]"
+        at = len(kid.actions) - 1
+        assert kid.actions[:at] == end.actions[:at] and end.actions[at] != "click[buy now]"  # the path went on there
+        assert kid.outcome() < 1.0  # the expert buys once, when everything is right: earlier is worse
+        replayed = start(webshop, options={"goal_index": 3})
+        for a in kid.actions:
+            replayed = apply(webshop, replayed, Sample(a, "x"), 15)
+        assert replayed.terminated and replayed.last_reward == kid.last_reward
