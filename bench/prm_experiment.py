@@ -55,6 +55,12 @@ def make_env(split: str, args):
                       observation_mode=args.observation_mode)
 
 
+def env_kwargs(args, split: str) -> dict:
+    """What a trajectory record keeps so the episode can be replayed (MC labels) in the same env."""
+    return {"num_products": args.products, "split": split, "max_steps": args.max_steps,
+            "observation_mode": args.observation_mode}
+
+
 def make_sampler(args, temperature: float = 1.0, epsilon: float | None = None):
     from agents.brains.scripted import ScriptedBrain
     from prm.policy import BrainSampler
@@ -75,8 +81,7 @@ def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, spli
             steps += n
             eps.append(to_episode(end, episode_id=f"{split}-g{g}-s{seed}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
                                   brain="scripted", model=f"expert(eps={args.epsilon if epsilon is None else epsilon})",
-                                  env_kwargs={"num_products": args.products, "split": split, "max_steps": args.max_steps,
-                                              "observation_mode": args.observation_mode},
+                                  env_kwargs=env_kwargs(args, split),
                                   meta={"reset_options": {"goal_index": g}}))
     return eps, steps
 
@@ -159,8 +164,7 @@ def stage_data(args, work: Path) -> dict:
             td_steps += n
             td_eps += [to_episode(end, episode_id=f"train-branch-g{g}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
                                   brain="scripted", model=f"expert(eps=0.2) + branch + expert(eps={args.epsilon})",
-                                  env_kwargs={"num_products": args.products, "split": "train", "max_steps": args.max_steps,
-                                              "observation_mode": args.observation_mode},
+                                  env_kwargs=env_kwargs(args, "train"),
                                   meta={"reset_options": {"goal_index": g}}) for j, end in enumerate(ends)]
     # ending branches: at states where an ε = 0.5 path went on, the action that would have ended the episode there
     # (a premature or wrong `buy now`), labelled by its own outcome: the contrast a policy's data rarely holds
@@ -178,8 +182,7 @@ def stage_data(args, work: Path) -> dict:
             probe_steps += probed
             td_eps += [to_episode(node, episode_id=f"train-ending-g{g}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
                                   brain="scripted", model=f"expert(eps={args.epsilon})" + (" + ending branch" if j else ""),
-                                  env_kwargs={"num_products": args.products, "split": "train", "max_steps": args.max_steps,
-                                              "observation_mode": args.observation_mode},
+                                  env_kwargs=env_kwargs(args, "train"),
                                   meta={"reset_options": {"goal_index": g}}) for j, node in enumerate([end, *kids])]
     write_run(work / "td", td_eps)
     # MC baseline: same budget of sampled steps (its own trajectories + its rollouts)
