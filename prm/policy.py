@@ -164,6 +164,11 @@ def to_episode(node: Node, *, episode_id: str, env_name: str, env_id: str, seed:
                          meta=_jsonable(meta or {}))
 
 
+def branch_points(path: list[Node]) -> list[int]:
+    """Indices of the states on a finished path where a branch can leave it: a listed action to take instead."""
+    return [i for i, n in enumerate(path[:-1]) if n.info.get("available_actions")]
+
+
 def branch_rollouts(env: gym.Env, base: ActionSampler, cont: ActionSampler, root: Node, *, branches: int, seed: int,
                     max_steps: int) -> tuple[list[Node], int]:
     """Trajectories that leave a `base`-policy path at a random state with a random listed action, then follow `cont`.
@@ -179,7 +184,7 @@ def branch_rollouts(env: gym.Env, base: ActionSampler, cont: ActionSampler, root
     path = [root]
     end, steps = rollout(env, base, root, seed=seed, max_steps=max_steps, path=path)
     ends = [end]
-    states = [i for i, n in enumerate(path[:-1]) if n.info.get("available_actions")]
+    states = branch_points(path)
     for b in range(branches if states else 0):
         i = rng.choice(states)
         at, taken = path[i], path[i + 1].actions[-1]
@@ -204,13 +209,16 @@ def ending_branches(env: gym.Env, path: list[Node], *, branches: int, seed: int,
     import random
 
     rng = random.Random(seed)
-    states = [i for i, n in enumerate(path[:-1]) if not n.done and n.info.get("available_actions")]
+    states = branch_points(path)
+    barren: set[int] = set()  # states already probed that have no ending action: not stepped again
     out: list[Node] = []
     probed = 0
     for _ in range(tries if states else 0):
         if len(out) == branches:
             break
         i = rng.choice(states)
+        if i in barren:
+            continue
         at, taken = path[i], path[i + 1].actions[-1]
         ends = []
         for a in at.info["available_actions"]:
@@ -220,7 +228,9 @@ def ending_branches(env: gym.Env, path: list[Node], *, branches: int, seed: int,
             probed += 1
             if child.terminated:
                 ends.append(child)
-        if ends:
+        if not ends:
+            barren.add(i)
+        else:
             out.append(rng.choice(ends))
             states.remove(i)
             if not states:
