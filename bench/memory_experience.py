@@ -46,7 +46,7 @@ def run_experience(quick: bool = False, seeds: tuple[int, ...] = (0, 1, 2), reps
             opts = {"reflective": {"reflector": reflector}} if "reflective" in mem_name else {}
             memory = make_memory(mem_name, brain=brain, **opts)  # one memory per task, kept over its attempts
             for rep in range(reps):
-                agent = build_agent(brain, dict(agent_cfg), memory, 512, seed=seed * 1000 + rep)
+                agent = build_agent(brain, {"memory_budget_tokens": 512, **dict(agent_cfg)}, memory, seed=seed * 1000 + rep)
                 e = make_env(env_cfg)
                 try:
                     rec = run_episode(e, agent, seed=seed, max_steps=max_steps, max_invalid=5, env_name=env,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prm.data import TextConfig
 from prm.targets.td import TDMode
@@ -50,3 +50,10 @@ class TrainConfig(BaseModel):
     max_train_trajectories: int | None = None
     progress: bool = True
     plot: bool = True
+    log_level: str = "INFO"
+
+    @field_validator("data", "eval_data", mode="before")
+    @classmethod
+    def _one_path_is_a_list(cls, v: object) -> object:
+        """`data=runs/ws` means `data=[runs/ws]`: a single path is accepted wherever a list is."""
+        return [v] if isinstance(v, (str, bytes)) else v

@@ -9,16 +9,17 @@ first step). Progress telescopes, so as a shaping reward it sums to Q_T - Q_0 ov
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
+from typing import Any
 
-import hydra
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agents.cli import hydra_command
+from agents.config import validate_config
 from agents.trajectories.schema import EpisodeRecord
-from agents.trajectories.store import TrajectoryStore
-from prm.episodes import TRAJECTORIES, from_record, trajectory_files
+from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
+from prm.episodes import from_record, trajectory_files
 from prm.scoring import PRMScorer
 from prm.targets.td import step_progress
 
@@ -39,27 +40,50 @@ def annotate(scorer: PRMScorer, episodes: list[EpisodeRecord]) -> list[EpisodeRe
     return out
 
 
-@hydra.main(version_base="1.3", config_path="conf", config_name="dense")
-def main(cfg: DictConfig) -> None:
+class DenseConfig(BaseModel):
+    """`python -m prm.dense` keys (defaults defined here once)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str  # a PRM saved by python -m prm.train (e.g. runs/prm/best)
+    runs: list[str]  # run folders (or .jsonl files) to annotate; one path or a list
+    out: str  # a new run folder for the annotated copies
+    batch_size: int = Field(16, ge=1)
+    chunk: int = Field(256, ge=1)  # episodes scored per batch of work
+    log_level: str = "INFO"
+
+    @field_validator("runs", mode="before")
+    @classmethod
+    def _one_path_is_a_list(cls, v: object) -> object:
+        return [v] if isinstance(v, (str, bytes)) else v
+
+
+def dense(cfg: DenseConfig) -> int:
+    """Copy every episode of `cfg.runs` into `cfg.out` with per-step promise and progress; returns the count."""
     from prm.model import PRMModel
 
-    c = OmegaConf.to_container(cfg, resolve=True)
-    try:
-        scorer = PRMScorer(PRMModel.from_pretrained(c["model"]), batch_size=int(c["batch_size"]))
-        files = trajectory_files(c["runs"])
-    except (FileNotFoundError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
-    out = Path(c["out"])
+    scorer = PRMScorer(PRMModel.from_pretrained(cfg.model), batch_size=cfg.batch_size)
+    files = trajectory_files(cfg.runs)
+    out = Path(cfg.out)
     store = TrajectoryStore(out / TRAJECTORIES)
     n = 0
     for f in files:
         eps = list(TrajectoryStore(f).read())
-        for b in range(0, len(eps), int(c["chunk"])):
-            for ep in annotate(scorer, eps[b: b + int(c["chunk"])]):
+        for b in range(0, len(eps), cfg.chunk):
+            for ep in annotate(scorer, eps[b: b + cfg.chunk]):
                 store.append(ep)
                 n += 1
     log.info("wrote %d episodes with prm_score/prm_progress to %s", n, out / TRAJECTORIES)
+    return n
+
+
+def job(plain: dict[str, Any]) -> int:
+    """`python -m prm.dense` after Hydra."""
+    dense(validate_config(DenseConfig, plain))
+    return 0
+
+
+main = hydra_command(str(Path(__file__).parent / "conf"), "dense", job, schemas={"dense_schema": DenseConfig})
 
 
 if __name__ == "__main__":

@@ -15,20 +15,18 @@ import hashlib
 import json
 import logging
 import random
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import hydra
 import numpy as np
 import torch
-from omegaconf import DictConfig, OmegaConf
-from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from agents.cli import hydra_command
+from agents.config import validate_config
 from prm.config import TrainConfig
 from prm.data import Window, collate
 from prm.episodes import Trajectory, flatten, load_trajectories
@@ -266,23 +264,21 @@ def history_table(history: list[dict[str, Any]]) -> Table:
 
 def train(cfg: TrainConfig | dict[str, Any], console: Console | None = None) -> list[dict[str, Any]]:
     """Train from a config (a `TrainConfig` or a plain dict); returns the per-epoch history."""
-    cfg = cfg if isinstance(cfg, TrainConfig) else TrainConfig.model_validate(cfg)
+    cfg = cfg if isinstance(cfg, TrainConfig) else validate_config(TrainConfig, cfg)
     return Trainer(cfg, console).run()
 
 
-@hydra.main(version_base="1.3", config_path="conf", config_name="train")
-def main(cfg: DictConfig) -> None:
-    plain = OmegaConf.to_container(cfg, resolve=True)
-    plain.pop("log_level", None)  # type: ignore[union-attr]
+def job(plain: dict[str, Any]) -> int:
+    """`python -m prm.train` after Hydra: validate, train, print the history table."""
+    cfg = validate_config(TrainConfig, plain)
     console = Console(stderr=True)
-    try:
-        history = train(plain, console)  # type: ignore[arg-type]
-    except (ValidationError, ValueError, FileNotFoundError) as e:
-        log.error("%s", e)
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    history = train(cfg, console)
     console.print(history_table(history))
-    console.print(f"model: {Path(plain['out']) / 'best'}   curves: {Path(plain['out']) / 'curves.png'}")  # type: ignore[index]
+    console.print(f"model: {Path(cfg.out) / 'best'}   curves: {Path(cfg.out) / 'curves.png'}")
+    return 0
+
+
+main = hydra_command(str(Path(__file__).parent / "conf"), "train", job, schemas={"train_schema": TrainConfig})
 
 
 if __name__ == "__main__":

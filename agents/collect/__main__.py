@@ -7,33 +7,20 @@ finish); 2 a configuration mistake (one clear message, no traceback).
 
 from __future__ import annotations
 
-import logging
-import sys
+from pathlib import Path
+from typing import Any
 
-import hydra
-from omegaconf import DictConfig, OmegaConf
-
-from agents.brains.base import BrainError
-from agents.core.factory import ConfigError
-
-log = logging.getLogger("agents.collect")
+from agents.cli import hydra_command
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="collect")
-def main(cfg: DictConfig) -> None:
-    from agents.collect.collector import collect
+def job(cfg: dict[str, Any]) -> int:
+    """Validate the config and run the collection; the exit code says whether it is complete."""
+    from agents.engine import collect
 
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per env request would drown the log
-    try:
-        plain = OmegaConf.to_container(cfg, resolve=True)
-        result = collect(plain)  # type: ignore[arg-type]
-    except (ConfigError, BrainError, ValueError) as e:
-        log.error("%s", e)
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
-    if not result.complete:
-        sys.exit(1)
+    return collect(cfg).exit_code
 
+
+main = hydra_command(str(Path(__file__).parents[1] / "conf"), "collect", job)
 
 if __name__ == "__main__":
     main()

@@ -17,8 +17,7 @@ log = logging.getLogger(__name__)
 
 
 async def run_local(worker: EpisodeWorker, seeds: Iterable[int], concurrency: int, sink: Sink) -> None:
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    """Run `seeds` in `concurrency` lanes, delivering every result or failure to `sink`."""
     pending = iter(list(seeds))
 
     async def lane() -> None:
@@ -29,7 +28,7 @@ async def run_local(worker: EpisodeWorker, seeds: Iterable[int], concurrency: in
                 rec = await worker.run(seed)
             except Exception as e:  # one broken episode must not sink the run
                 log.debug("episode seed=%d failed", seed, exc_info=True)
-                sink.fail(seed, f"{type(e).__name__}: {e}", fatal=is_fatal(e))
+                sink.fail(seed, f"{type(e).__name__}: {e}", fatal=is_fatal(e), exc=e)
             else:
                 sink.done(rec)
 

@@ -1,4 +1,4 @@
-"""Which episodes a collection owes: seeds, ids, what the store already holds, and the run's manifest.
+"""Which episodes a run owes: seeds, ids, what the store already holds, and the run's manifest.
 
 Episode i has seed `seed + i` and id `<env>-<seed>`, so a rerun of the same command knows exactly
 which episodes are missing. `collect.json` pins the behaviour-relevant config: rerunning into the
@@ -13,16 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from agents.collect.worker import env_name_of, episode_id
-from agents.core.factory import ConfigError, config_hash
-from agents.trajectories.store import TrajectoryStore
+from agents.config import ConfigError, RunConfig
+from agents.core.factory import config_hash
+from agents.trajectories.store import TrajectoryStore, atomic_write_text
 
 MANIFEST = "collect.json"
 # how the run executes, not what it produces: free to change between a run and its resume
-VOLATILE = ("executor", "workers", "ray_address", "ray_num_cpus", "remote", "max_failures", "progress", "log_level")
+VOLATILE = ("executor", "workers", "ray_address", "ray_num_cpus", "remote", "max_failures", "progress", "log_level",
+            "resume", "keep_messages")
 
 
 @dataclass
 class Plan:
+    """The seeds a run wants, those still to run, and the hash that pins its config."""
+
     env_name: str
     seeds: list[int]
     todo: list[int]
@@ -38,31 +42,37 @@ class Plan:
 
 
 def collection_hash(cfg: dict[str, Any]) -> str:
+    """Hash of the config keys that change what the episodes are (not how or where they run)."""
     return config_hash({k: v for k, v in cfg.items() if k not in VOLATILE})
 
 
-def make_plan(cfg: dict[str, Any], store: TrajectoryStore) -> Plan:
+def make_plan(cfg: RunConfig, store: TrajectoryStore) -> Plan:
+    """Seeds `seed .. seed+episodes-1`, minus the episodes the store already holds."""
     env_name = env_name_of(cfg)
-    n = int(cfg.get("episodes", 1))
-    if n < 0:
-        raise ConfigError(f"episodes must be >= 0, got {n}")
-    seeds = [int(cfg.get("seed", 0)) + i for i in range(n)]
+    seeds = [cfg.seed + i for i in range(cfg.episodes)]
     have = store.episode_ids()
     todo = [s for s in seeds if episode_id(env_name, s) not in have]
-    return Plan(env_name, seeds, todo, collection_hash(cfg))
+    return Plan(env_name, seeds, todo, collection_hash(cfg.model_dump(mode="json")))
 
 
-def check_manifest(out: Path, cfg: dict[str, Any], chash: str) -> None:
+def check_manifest(out: Path, cfg: RunConfig, chash: str) -> None:
     """Write the manifest on the first run; on a rerun refuse a config that would change the data."""
     path = out / MANIFEST
+    plain = cfg.model_dump(mode="json")
     if path.exists():
-        old = json.loads(path.read_text())
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(old, dict) or "config_hash" not in old:
+                raise ValueError("no config_hash in it")
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path} is corrupt ({e}); it records the config this run was made with. Restore it, "
+                              f"or delete it to adopt the current config for the episodes already in {out}") from None
         if old.get("config_hash") != chash:
-            changed = sorted(k for k in set(old.get("config", {})) | set(cfg)
+            before = old.get("config") if isinstance(old.get("config"), dict) else {}
+            changed = sorted(k for k in set(before) | set(plain)
                              if k not in VOLATILE and k not in ("episodes", "out", "hydra", "concurrency")
-                             and old.get("config", {}).get(k) != cfg.get(k))
-            raise ConfigError(f"{out} holds a collection made with another config (changed: {', '.join(changed) or '?'}); "
+                             and before.get(k) != plain.get(k))
+            raise ConfigError(f"{out} holds episodes made with another config (changed: {', '.join(changed) or '?'}); "
                               "rerun with the original settings to resume it, or choose another out=...")
         return
-    keep = {k: v for k, v in cfg.items() if k != "hydra"}
-    path.write_text(json.dumps({"config_hash": chash, "config": keep}, indent=2, default=str))
+    atomic_write_text(path, json.dumps({"config_hash": chash, "config": plain}, indent=2, default=str))

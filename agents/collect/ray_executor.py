@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.collect.sink import Sink
-from agents.core.factory import ConfigError
+from agents.config import CollectConfig, ConfigError
 from agents.trajectories.schema import EpisodeRecord
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ class EpisodeActor:
         from agents.collect.worker import EpisodeWorker
 
         logging.basicConfig(level=logging.WARNING)
-        self.worker = EpisodeWorker(cfg, chash=chash)
+        self.worker = EpisodeWorker(CollectConfig.model_validate(cfg), chash=chash)
 
     async def run(self, seed: int) -> tuple[bool, str, bool]:
         from agents.collect.worker import is_fatal
@@ -45,7 +45,7 @@ class EpisodeActor:
         return os.getpid()
 
 
-def _init_ray(cfg: dict[str, Any]) -> bool:
+def _init_ray(cfg: CollectConfig) -> bool:
     """Connect to (or start) Ray; True if this call started it (and so must shut it down)."""
     try:
         import ray
@@ -53,30 +53,30 @@ def _init_ray(cfg: dict[str, Any]) -> bool:
         raise ConfigError("executor=ray needs Ray: pip install 'agentsim[ray]'") from e
     if ray.is_initialized():
         return False
-    address = cfg.get("ray_address")
-    kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=bool(cfg.get("ray_log_to_driver", False)),
+    address = cfg.ray_address
+    kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=cfg.log_level == "DEBUG",
                                   logging_level=logging.WARNING)
     if address:
         ray.init(address=address, **kwargs)
     else:  # a local Ray: make sure workers import this checkout
-        workers = int(cfg.get("workers", 2))
+        workers = cfg.workers
         ray.init(num_cpus=max(os.cpu_count() or 1, workers), runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
                  **kwargs)
     return True
 
 
-def run_ray(cfg: dict[str, Any], chash: str, seeds: list[int], concurrency: int, sink: Sink) -> None:
+def run_ray(cfg: CollectConfig, chash: str, seeds: list[int], concurrency: int, sink: Sink) -> None:
+    """Run `seeds` on `cfg.workers` actors, at most `concurrency` in flight, results into `sink`."""
     import ray
     from ray.exceptions import RayError
 
-    workers = int(cfg.get("workers", 2))
-    if workers < 1 or concurrency < 1:
-        raise ConfigError(f"workers and concurrency must be >= 1, got workers={workers} concurrency={concurrency}")
+    workers = cfg.workers
     started = _init_ray(cfg)
     per_actor = max(1, math.ceil(concurrency / workers))
-    actor_cls = ray.remote(num_cpus=float(cfg.get("ray_num_cpus", 1)), max_restarts=3, max_task_retries=3,
+    actor_cls = ray.remote(num_cpus=cfg.ray_num_cpus, max_restarts=3, max_task_retries=3,
                            max_concurrency=per_actor)(EpisodeActor)
-    actors = [actor_cls.remote(cfg, chash) for _ in range(workers)]
+    plain = cfg.model_dump(mode="json")  # ships as JSON-able data, validated again in the actor
+    actors = [actor_cls.remote(plain, chash) for _ in range(workers)]
     try:
         ray.get([a.pid.remote() for a in actors])  # surfaces a broken worker config once, up front
     except RayError as e:

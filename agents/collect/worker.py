@@ -1,4 +1,4 @@
-"""One episode from a plain config dict: the path `agents.run`, the asyncio collector and Ray actors share.
+"""One episode from a typed run config: the path `agents.run`, the asyncio collector and Ray actors share.
 
 A worker builds its brain once and then, per episode, a fresh agent (memory, perception) and a
 fresh env: local via `make_env`, or a `RemoteEnv` when `remote.url` is set (the env's id and
@@ -8,28 +8,30 @@ kwargs are sent to the server, so the record is the same either way).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
-from agents.brains.base import Brain
-from agents.core.factory import ConfigError, build_agent, build_brain, build_memory, config_hash, make_env
+from agents.brains.base import Brain, CheckableBrain, ForkableBrain
+from agents.config import ConfigError, RunConfig
+from agents.core.factory import build_agent, build_brain, build_memory, config_hash, make_env
 from agents.core.loop import arun_episode
 from agents.trajectories.schema import EpisodeRecord
-
+from envs.capabilities import AsyncClosable, ServesEnvs
+from agents.trajectories.store import atomic_write_text
 
 MEMORY_STATE = "memory_state.json"
 
 
 def episode_id(env_name: str, seed: int) -> str:
+    """The id of the episode with this seed: `<env>-<seed>` (what resume matches on)."""
     return f"{env_name}-{seed}"
 
 
-def env_name_of(cfg: dict[str, Any]) -> str:
-    env_cfg = dict(cfg["env"])
-    return str(env_cfg.get("name") or env_cfg["id"])
+def env_name_of(cfg: RunConfig) -> str:
+    """The env's short name (or its gymnasium id when it has none)."""
+    return cfg.env.name or cfg.env.id
 
 
 def is_fatal(error: BaseException) -> bool:
@@ -40,80 +42,92 @@ def is_fatal(error: BaseException) -> bool:
 
 
 class EpisodeWorker:
-    def __init__(self, cfg: dict[str, Any], brain: Brain | None = None, chash: str | None = None) -> None:
+    """Runs episodes of one config: one brain, a fresh agent and env per episode, memory carried if asked."""
+
+    def __init__(self, cfg: RunConfig, brain: Brain | None = None, chash: str | None = None) -> None:
         self.cfg = cfg
-        self.env_cfg = dict(cfg["env"])
         self.env_name = env_name_of(cfg)
-        self.brain = brain if brain is not None else build_brain(dict(cfg["brain"]))
-        self.mem_cfg = dict(cfg.get("memory") or {"name": "none"})
-        self.agent_cfg = dict(cfg.get("agent") or {})
-        self.memory_budget = int(self.mem_cfg.get("budget_tokens", 512))
-        self.max_steps = int(cfg.get("max_steps") or self.env_cfg.get("max_steps", 30))
-        self.max_invalid = int(cfg.get("max_invalid", 5))
-        self.keep_messages = bool(cfg.get("keep_messages", True))
-        self.success_threshold = float(self.env_cfg.get("success_threshold", 1.0))
-        self.remote = dict(cfg.get("remote") or {})
-        self.config_hash = chash or config_hash(cfg)
+        self.brain = brain if brain is not None else build_brain(cfg.brain)
+        self.config_hash = chash or config_hash(cfg.model_dump(mode="json"))
         # Memory carried from episode to episode (reflective lessons, facts): each episode's agent
         # starts from the state the last finished episode left, persisted beside the trajectories.
-        self.carry = bool(self.mem_cfg.get("carry", True)) and self.mem_cfg.get("name") not in (None, "", "none")
-        self.memory_state_path = Path(cfg["out"]) / MEMORY_STATE if cfg.get("out") else None
+        self.carry = cfg.carries_memory
+        self.memory_state_path = Path(cfg.out) / MEMORY_STATE
         self._memory_state: dict[str, Any] | None = None
-        if self.carry and self.memory_state_path is not None and self.memory_state_path.exists():
-            self._memory_state = json.loads(self.memory_state_path.read_text())
+        if self.carry and self.memory_state_path.exists():
+            self._memory_state = self._read_memory_state()
+
+    def _read_memory_state(self) -> dict[str, Any]:
+        path = self.memory_state_path
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path} is corrupt ({e}); it holds the memory carried between episodes. Restore it, "
+                              "or delete it to start the memory afresh (finished episodes are kept)") from None
+        if not isinstance(state, dict):
+            raise ConfigError(f"{path} holds a {type(state).__name__}, not a memory state; delete it to start the memory afresh")
+        return state
 
     # -- envs -------------------------------------------------------------------------------
     def make_env(self) -> gym.Env:
-        if not self.remote.get("url"):
-            return make_env(self.env_cfg)
+        """The episode's env: in-process, or a `RemoteEnv` session when `remote.url` is set."""
+        env_cfg = self.cfg.env
+        if not self.cfg.remote.url:
+            return make_env(env_cfg)
         from envs.server.client import RemoteEnv
 
-        entry = self.env_cfg.get("entry_point")
-        if entry:
-            raise ConfigError(f"env.entry_point={entry} cannot be sent to an env server; start the server with "
-                              f"--env {self.env_name}={self.env_cfg.get('id')}@{entry} instead")
-        return RemoteEnv(url=str(self.remote["url"]), env=str(self.env_cfg["id"]),
-                         kwargs=dict(self.env_cfg.get("kwargs") or {}), token=self.remote.get("token"),
-                         timeout_s=float(self.remote.get("timeout_s", 60.0)))
+        if env_cfg.entry_point:
+            raise ConfigError(f"env.entry_point={env_cfg.entry_point} cannot be sent to an env server; start the server "
+                              f"with --env {self.env_name}={env_cfg.id}@{env_cfg.entry_point} instead")
+        return RemoteEnv(url=self.cfg.remote.url, env=env_cfg.id, kwargs=dict(env_cfg.kwargs),
+                         token=self.cfg.remote.token, timeout_s=self.cfg.remote.timeout_s)
 
     @staticmethod
     async def _close(env: gym.Env) -> None:
-        aclose = getattr(env, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        if isinstance(env, AsyncClosable):
+            await env.aclose()
         else:
             env.close()
 
     def check(self) -> None:
-        """Fail fast, before any progress bar: the brain answers, the env builds (or the server serves it)."""
-        check = getattr(self.brain, "check", None)
-        if check is not None:
-            check()
+        """Fail fast, before any progress bar: the brain answers, the env builds (or the server serves it),
+        the agent and memory build, and a carried memory state fits the memory."""
+        if isinstance(self.brain, CheckableBrain):
+            self.brain.check()
         env = self.make_env()
         try:
-            servable = getattr(env, "servable", None)
-            if servable is not None:
-                served = servable()
-                if self.env_cfg["id"] not in served.values() and self.env_cfg["id"] not in served:
-                    raise ConfigError(f"env server {self.remote['url']} does not serve {self.env_cfg['id']!r}; it serves: "
+            if isinstance(env, ServesEnvs):
+                served = env.servable()
+                if self.cfg.env.id not in served.values() and self.cfg.env.id not in served:
+                    raise ConfigError(f"env server {self.cfg.remote.url} does not serve {self.cfg.env.id!r}; it serves: "
                                       + ", ".join(f"{n} ({i})" for n, i in sorted(served.items())))
         finally:
             env.close()
+        memory = build_memory(self.cfg.memory, self.brain)
+        if memory is not None and self._memory_state is not None:
+            try:
+                memory.load_state(self._memory_state)
+            except Exception as e:  # any shape mismatch: the user's file, not our bug
+                raise ConfigError(f"{self.memory_state_path} does not fit memory={self.cfg.memory.name} "
+                                  f"({type(e).__name__}: {e}); delete it to start the memory afresh, "
+                                  "or rerun with the memory it was made with") from None
+        build_agent(self.brain, self.cfg.agent, memory, seed=self.cfg.seed)
 
     # -- episodes ---------------------------------------------------------------------------
     async def run(self, seed: int) -> EpisodeRecord:
-        fork = getattr(self.brain, "fork", None)
-        brain = fork(seed) if fork is not None else self.brain
-        memory = build_memory(self.mem_cfg, brain)
+        """Run the episode with this seed to its end and return its record."""
+        brain = self.brain.fork(seed) if isinstance(self.brain, ForkableBrain) else self.brain
+        memory = build_memory(self.cfg.memory, brain)
         if memory is not None and self.carry and self._memory_state is not None:
             memory.load_state(self._memory_state)
-        agent = build_agent(brain, self.agent_cfg, memory, self.memory_budget, seed=seed)
+        agent = build_agent(brain, self.cfg.agent, memory, seed=seed)
         env = self.make_env()
+        cfg = self.cfg
         try:
-            record = await arun_episode(env, agent, seed=seed, max_steps=self.max_steps, max_invalid=self.max_invalid,
-                                      env_name=self.env_name, env_kwargs=dict(self.env_cfg.get("kwargs") or {}),
-                                      episode_id=episode_id(self.env_name, seed), config_hash=self.config_hash,
-                                      keep_messages=self.keep_messages, success_threshold=self.success_threshold)
+            record = await arun_episode(env, agent, seed=seed, max_steps=cfg.steps_limit, max_invalid=cfg.max_invalid,
+                                        env_name=self.env_name, env_kwargs=dict(cfg.env.kwargs),
+                                        episode_id=episode_id(self.env_name, seed), config_hash=self.config_hash,
+                                        keep_messages=cfg.keep_messages, success_threshold=cfg.env.success_threshold)
         finally:
             await self._close(env)
         if memory is not None and self.carry:
@@ -122,8 +136,4 @@ class EpisodeWorker:
 
     def _keep_memory(self, state: dict[str, Any]) -> None:
         self._memory_state = state
-        if self.memory_state_path is not None:
-            tmp = self.memory_state_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(state))
-            os.replace(tmp, self.memory_state_path)  # atomic: a crash leaves the old state or the new one
-
+        atomic_write_text(self.memory_state_path, json.dumps(state))  # a crash leaves the old state or the new one

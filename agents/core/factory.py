@@ -1,4 +1,4 @@
-"""Build envs, brains, memories and agents from plain config dicts (what Hydra hands us)."""
+"""Build envs, brains, memories and agents from the typed configs in `agents.config` (plain dicts are validated first)."""
 
 from __future__ import annotations
 
@@ -9,67 +9,70 @@ from typing import Any
 import gymnasium as gym
 
 import envs  # noqa: F401  (registers the project's envs)
-from agents.brains.base import Brain
+from agents.brains.base import Brain, writes_text
 from agents.brains.registry import make_brain
+from agents.config import AgentConfig, BrainConfig, ConfigError, EnvConfig, MemoryConfig, validate_config
 from agents.core.agent import Agent
 from agents.memory.base import Memory
 from agents.perception import perception_from_config
 
-
-class ConfigError(ValueError):
-    """A user mistake in the configuration; the message says what is wrong and what is valid."""
+__all__ = ["ConfigError", "build_agent", "build_brain", "build_memory", "config_hash", "make_env"]
 
 
-def make_env(env_cfg: dict[str, Any]) -> gym.Env:
-    env_id = env_cfg.get("id")
-    if not env_id or env_id == "???":
-        raise ConfigError("env.id is not set; e.g. env=webshop, or env=gym env.id=<registered gymnasium id>")
-    entry = env_cfg.get("entry_point")
+def make_env(env_cfg: EnvConfig | dict[str, Any]) -> gym.Env:
+    """`gymnasium.make` the configured env, registering `entry_point` first if given; errors name the fix."""
+    cfg: EnvConfig = validate_config(EnvConfig, env_cfg)
+    env_id, entry = cfg.id, cfg.entry_point
     if entry and env_id not in gym.registry:
         gym.register(id=env_id, entry_point=entry)
     if env_id not in gym.registry:
         known = ", ".join(f"{k} ({v[0]})" for k, v in envs.ENVS.items())
         raise ConfigError(f"unknown env id {env_id!r}; project envs: {known}; or set env.entry_point=module:Class")
     try:
-        return gym.make(env_id, disable_env_checker=True, **dict(env_cfg.get("kwargs") or {}))
+        return gym.make(env_id, disable_env_checker=True, **dict(cfg.kwargs))
     except (ModuleNotFoundError, ImportError) as e:
         raise ConfigError(f"env {env_id!r} could not be imported ({e}); is it installed?") from e
     except TypeError as e:
         raise ConfigError(f"bad env.kwargs for {env_id!r}: {e}") from e
 
 
-def build_brain(brain_cfg: dict[str, Any]) -> Brain:
-    cfg = dict(brain_cfg)
-    name = cfg.pop("name", "local")
+def build_brain(brain_cfg: BrainConfig | dict[str, Any]) -> Brain:
+    """The configured brain; an unknown option names the brain and the option."""
+    cfg: BrainConfig = brain_cfg if isinstance(brain_cfg, BrainConfig) else BrainConfig.model_validate(dict(brain_cfg))
+    name = cfg.name
     try:
-        return make_brain(name, **cfg)
+        return make_brain(name, **cfg.options)
     except TypeError as e:
         raise ConfigError(f"bad option for brain={name}: {e}") from e
 
 
-def build_memory(memory_cfg: dict[str, Any], brain: Brain | None) -> Memory | None:
-    cfg = dict(memory_cfg or {})
-    name = cfg.pop("name", "none")
-    cfg.pop("budget_tokens", None)
-    cfg.pop("carry", None)  # the worker's business: whether state passes from episode to episode
-    if name in ("none", "", None):
+def build_memory(memory_cfg: MemoryConfig | dict[str, Any] | None, brain: Brain | None) -> Memory | None:
+    """The configured memory, or None for `memory=none`."""
+    try:
+        mcfg = memory_cfg if isinstance(memory_cfg, MemoryConfig) else MemoryConfig.model_validate(dict(memory_cfg or {}))
+    except ValueError as e:
+        raise ConfigError(f"bad memory config: {e}") from None
+    if not mcfg.enabled:
         return None
+    name, cfg = mcfg.name, mcfg.options
     from agents.memory.registry import make_memory
 
-    if brain is not None and brain.name == "scripted":
-        brain = None  # an expert policy cannot summarise or reflect: memories fall back to their rule-based versions
+    if brain is not None and not writes_text(brain):
+        brain = None  # e.g. an expert policy cannot summarise or reflect: memories fall back to their rule-based versions
     try:
         return make_memory(name, brain=brain, **cfg)
     except TypeError as e:
         raise ConfigError(f"bad option for memory={name}: {e}") from e
 
 
-def build_agent(brain: Brain, agent_cfg: dict[str, Any], memory: Memory | None, memory_budget: int = 512,
+def build_agent(brain: Brain, agent_cfg: AgentConfig | dict[str, Any] | None, memory: Memory | None,
                 seed: int | None = None) -> Agent:
-    cfg = dict(agent_cfg or {})
-    perception = perception_from_config(cfg.pop("perception", None), brain.count_tokens)
+    """An agent around `brain` and `memory` with the configured mode, format and prompt budget."""
+    acfg: AgentConfig = validate_config(AgentConfig, agent_cfg or {})
+    cfg = acfg.model_dump()
+    perception = perception_from_config(cfg.pop("perception"), brain.count_tokens)
     try:
-        return Agent(brain, perception, memory, memory_budget_tokens=memory_budget, seed=seed, **cfg)
+        return Agent(brain, perception, memory, seed=seed, **cfg)
     except TypeError as e:
         raise ConfigError(f"bad agent option: {e}") from e
 

@@ -16,6 +16,19 @@ from pydantic import ValidationError
 
 from agents.trajectories.schema import EpisodeRecord
 
+TRAJECTORIES = "trajectories.jsonl"  # the store's file name inside a run folder
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temporary file and `os.replace`, fsynced: readers see the old file or the new one."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
 log = logging.getLogger(__name__)
 
 

@@ -91,4 +91,4 @@ def test_rerun_with_another_config_is_refused(tmp_path):
 
 def test_bad_executor_is_a_clear_error(tmp_path):
     res = run_collect(tmp_path / "c", 3, "executor=spark")
-    assert res.returncode == 2 and "executor must be one of local, ray" in res.stderr
+    assert res.returncode == 2 and "executor: Input should be 'local' or 'ray'" in res.stderr

@@ -1,0 +1,246 @@
+"""Typed configs for every command: each default is defined here once, every key validated once.
+
+Hydra composes `key=value` overrides into a plain dict; these pydantic models (all `extra="forbid"`)
+turn it into one typed object at the boundary, so a typo or a nonsense value (`episodes=-1`,
+`episodes=1.5`, `max_steps=0`, `agent.mode=bogus`) stops the command with exit code 2 before any
+episode starts, naming the key and what is allowed. The defaults reach Hydra from these models
+(`register_schemas`), so `--help` shows them and no YAML repeats them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agents.core.agent import Agent
+from agents.perception import PerceptionConfig as PerceptionDefaults
+
+_PERCEPTION = PerceptionDefaults()
+_AGENT = {k: p.default for k, p in inspect.signature(Agent).parameters.items()}  # the Agent's defaults, defined there
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+# memories that learn across episodes; their state passes from episode to episode unless carry_memory=false
+CROSS_EPISODE_MEMORIES = ("reflective", "facts")
+SEED_MAX = 2**32 - 1  # numpy's SeedSequence and Gymnasium accept 0 .. 2**32-1 for a plain int seed
+
+
+class ConfigError(ValueError):
+    """A user mistake in the configuration; the message says what is wrong and what is valid."""
+
+
+class Strict(BaseModel):
+    """Base of every config model: unknown keys are errors, assignments are validated too."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class EnvConfig(Strict):
+    """Which env to make and how: `env=webshop`, or `env=gym env.id=... env.entry_point=module:Class`."""
+
+    name: str = "gym"  # short name used in episode ids (`<name>-<seed>`)
+    id: str  # the gymnasium id
+    entry_point: str | None = None  # module:Class, to register an env that is not registered yet
+    max_steps: int = Field(30, ge=1)  # agent steps per episode (Gymnasium's TimeLimit cuts with truncated=True)
+    success_threshold: float = 1.0  # an episode succeeds when its final reward reaches this
+    kwargs: dict[str, Any] = Field(default_factory=dict)  # constructor kwargs for gymnasium.make
+
+    @field_validator("id")
+    @classmethod
+    def _id_set(cls, v: str) -> str:
+        if not v or v == "???":
+            raise ValueError("env.id is not set; e.g. env=webshop, or env=gym env.id=<registered gymnasium id>")
+        return v
+
+
+class PerceptionConfig(Strict):
+    """How an observation becomes a prompt within a token budget (defaults: `agents.perception.PerceptionConfig`)."""
+
+    budget_tokens: int = Field(_PERCEPTION.budget_tokens, ge=64)
+    memory_share: float = Field(_PERCEPTION.memory_share, ge=0.0, le=1.0)
+    actions_share: float = Field(_PERCEPTION.actions_share, ge=0.0, le=1.0)
+    max_actions_listed: int = Field(_PERCEPTION.max_actions_listed, ge=1)
+    system_template: str = _PERCEPTION.system_template
+    user_template: str = _PERCEPTION.user_template
+
+
+class AgentConfig(Strict):
+    """How the agent acts: generate text or choose among the listed actions, and its prompt budget."""
+
+    mode: Literal["auto", "generate", "choose"] = _AGENT["mode"]  # auto = choose when the brain can rank
+    slot_fill: Literal["task", "generate"] = _AGENT["slot_fill"]  # free-text slots: rank task-text spans, or write
+    action_format: Literal["react", "tool_calls"] = _AGENT["action_format"]
+    temperature: float | None = Field(_AGENT["temperature"], ge=0.0)  # None = the brain's own
+    max_tokens: int = Field(_AGENT["max_tokens"], ge=1)
+    memory_budget_tokens: int = Field(_AGENT["memory_budget_tokens"], ge=0)  # prompt tokens the memory context may take
+    observation_memory_chars: int = Field(_AGENT["observation_memory_chars"], ge=0)
+    perception: PerceptionConfig = Field(default_factory=PerceptionConfig)
+
+
+class MemoryConfig(BaseModel):
+    """`memory=<preset>` or `memory.name=a+b`; the other keys are that memory kind's own options."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = "none"
+
+    @model_validator(mode="after")
+    def _moved_keys(self) -> "MemoryConfig":
+        extra = self.model_extra or {}
+        if "budget_tokens" in extra:
+            raise ValueError("memory.budget_tokens moved to agent.memory_budget_tokens")
+        if "carry" in extra:
+            raise ValueError("memory.carry moved to carry_memory (a run key)")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return self.name not in ("", "none")
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class BrainConfig(BaseModel):
+    """`brain=local|openai|scripted|<plugin>`; the other keys are checked against that brain's constructor."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = "local"
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class RemoteConfig(Strict):
+    """Run the env in an env server (`python -m envs.server`) instead of in-process."""
+
+    url: str | None = None  # e.g. http://127.0.0.1:8000
+    token: str | None = None  # default: $AGENTSIM_SERVER_TOKEN
+    timeout_s: float = Field(60.0, gt=0)
+
+
+class RunConfig(Strict):
+    """`python -m agents.run`: N episodes of one agent, interactive defaults (one lane, working memory)."""
+
+    env: EnvConfig
+    brain: BrainConfig = Field(default_factory=BrainConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    episodes: int = Field(5, ge=1)  # episode i uses seed = seed + i and id <env>-<seed>
+    seed: int = Field(0, ge=0, le=SEED_MAX)
+    max_steps: int | None = Field(None, ge=1)  # None = env.max_steps
+    max_invalid: int = Field(5, ge=1)  # consecutive invalid outputs before the episode is truncated
+    concurrency: int = Field(1, ge=1)  # episodes in flight
+    out: str
+    resume: bool = False  # continue a run whose out/ already holds episodes
+    keep_messages: bool = True  # store the full prompt of every step in the trajectory
+    carry_memory: bool | None = None  # memory state passes between episodes; None = yes for reflective/facts
+    remote: RemoteConfig = Field(default_factory=RemoteConfig)
+    progress: bool = True
+    log_level: LogLevel = "INFO"
+
+    @field_validator("seed", "episodes", "max_steps", "max_invalid", "concurrency", mode="before")
+    @classmethod
+    def _no_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError("expected an integer, not a boolean")
+        return v
+
+    @property
+    def steps_limit(self) -> int:
+        return self.max_steps or self.env.max_steps
+
+    @property
+    def carries_memory(self) -> bool:
+        if not self.memory.enabled:
+            return False
+        if self.carry_memory is not None:
+            return self.carry_memory
+        return any(part.strip() in CROSS_EPISODE_MEMORIES for part in self.memory.name.split("+"))
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.out)
+
+
+class CollectConfig(RunConfig):
+    """`python -m agents.collect`: the same engine with collection defaults (many lanes, resume, executors)."""
+
+    episodes: int = Field(100, ge=1)
+    concurrency: int = Field(8, ge=1)  # episodes in flight, all executors together
+    resume: bool = True  # rerunning the same command finishes the collection
+    executor: Literal["local", "ray"] = "local"
+    workers: int = Field(2, ge=1)  # executor=ray: Ray actors, each with its own brain
+    ray_address: str | None = None  # null starts a local Ray; "auto" or ray://host:10001 joins a cluster
+    ray_num_cpus: float = Field(1.0, gt=0)  # CPUs reserved per actor
+    max_failures: int | None = Field(100, ge=0)  # stop scheduling once more episodes than this failed
+
+
+# keys set in YAML (groups, interpolations, Hydra's own) rather than by the models' defaults
+_NOT_DEFAULTED = ("env", "brain", "memory", "agent", "out")
+
+
+def schema_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's top-level defaults as a plain dict, for Hydra's ConfigStore."""
+    out: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        if name in _NOT_DEFAULTED or field.is_required():
+            continue
+        value = field.get_default(call_default_factory=True)
+        out[name] = value.model_dump() if isinstance(value, BaseModel) else value
+    return out
+
+
+def register_schemas(schemas: dict[str, type[BaseModel]] | None = None) -> None:
+    """Put models' defaults where Hydra composes configs: `<name>` primary nodes, and the `agent/default` group."""
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    for name, model in (schemas or {"run_schema": RunConfig, "collect_schema": CollectConfig}).items():
+        cs.store(name=name, node=schema_defaults(model))
+    cs.store(group="agent", name="default", node=AgentConfig().model_dump())
+
+
+def describe_errors(err: ValidationError, model: type[BaseModel]) -> str:
+    """One line per problem: the dotted key, what is wrong, and the valid keys where the key is unknown."""
+    lines = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"])
+        if e["type"] == "extra_forbidden":
+            valid = _valid_keys(model, e["loc"][:-1])
+            lines.append(f"unknown key {loc!r}" + (f"; valid keys here: {', '.join(valid)}" if valid else ""))
+        elif e["type"] == "missing":
+            lines.append(f"{loc} is required")
+        else:
+            got = e.get("input")
+            shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
+            lines.append(f"{loc or 'config'}: {e['msg']}{shown}")
+    return "; ".join(lines)
+
+
+def _valid_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    current: Any = model
+    for part in loc:
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        current = field.annotation
+    fields = getattr(current, "model_fields", None)
+    return sorted(fields) if fields else []
+
+
+def validate_config(model: type[Strict], cfg: dict[str, Any] | Strict) -> Any:
+    """`model.model_validate(cfg)` with errors turned into one readable `ConfigError`."""
+    if isinstance(cfg, model):
+        return cfg
+    if isinstance(cfg, BaseModel):
+        cfg = cfg.model_dump()
+    plain = {k: v for k, v in dict(cfg).items() if k != "hydra"}
+    try:
+        return model.model_validate(plain)
+    except ValidationError as e:
+        raise ConfigError(describe_errors(e, model)) from None

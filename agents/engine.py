@@ -1,0 +1,155 @@
+"""One engine from config to trajectories: what `agents.run` and `agents.collect` both are.
+
+plan (which seeds are owed, `collect.json` pins the config) -> executor (asyncio lanes in this
+process, or Ray actors) -> sink (the one writer of `trajectories.jsonl` and `failed.jsonl`, and the
+progress display) -> an atomic `summary.json` and the table. The two commands differ only in
+their defaults (`RunConfig` vs `CollectConfig`): one lane and a refusal to write into a folder
+that holds episodes unless `resume=true`, against many lanes and resume-by-rerunning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from agents.collect.failures import FailureLog
+from agents.collect.plan import check_manifest, make_plan
+from agents.collect.progress import CollectProgress
+from agents.collect.sink import Sink
+from agents.collect.worker import EpisodeWorker
+from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
+from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
+from agents.trajectories.summary import RunSummary, summarize
+
+log = logging.getLogger(__name__)
+SUMMARY = "summary.json"
+FAILED = "failed.jsonl"
+
+
+@dataclass
+class EngineResult:
+    """What one invocation achieved; `complete` decides the exit code (0 complete, 1 rerun to finish)."""
+
+    summary: RunSummary
+    wanted: int
+    completed: int  # episodes of the plan now in the store
+    new_episodes: int  # finished by this invocation
+    failed: dict[int, str] = field(default_factory=dict)  # seed -> error, still missing after this invocation
+    aborted: str | None = None
+    episodes_per_s: float = 0.0
+    tokens_per_s: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        return self.completed == self.wanted
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.complete else 1
+
+
+def run_config(cfg: dict[str, Any] | RunConfig, console: Console | None = None) -> EngineResult:
+    """`python -m agents.run` as a function (tests, notebooks): interactive defaults."""
+    return run_engine(validate_config(RunConfig, cfg), console)
+
+
+def collect(cfg: dict[str, Any] | CollectConfig, console: Console | None = None) -> EngineResult:
+    """`python -m agents.collect` as a function: collection defaults, resumed by rerunning."""
+    return run_engine(validate_config(CollectConfig, cfg), console)
+
+
+def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
+    """Run every episode the plan still owes; config mistakes raise `ConfigError` before any episode starts."""
+    console = console or Console(stderr=True)
+    executor = cfg.executor if isinstance(cfg, CollectConfig) else "local"
+    out = cfg.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    store = TrajectoryStore(out / TRAJECTORIES)
+    plan = make_plan(cfg, store)
+    held = store.episode_ids()
+    if held and not cfg.resume:
+        raise ConfigError(f"{store.path} already holds {len(held)} episodes; pass resume=true to continue "
+                          "that run, or choose another out=...")
+    check_manifest(out, cfg, plan.config_hash)
+    if plan.done:
+        log.info("resuming: %d of %d episodes already in %s", plan.done, len(plan.seeds), store.path)
+    worker: EpisodeWorker | None = None
+    if executor == "local":
+        worker = EpisodeWorker(cfg, chash=plan.config_hash)
+        worker.check()  # fail fast on a bad brain, env or memory state, before the progress bar
+    model = worker.brain.model if worker is not None else str(cfg.brain.options.get("model", cfg.brain.name))
+    title = f"{plan.env_name} / {cfg.brain.name}" + (f" / {executor}" if executor != "local" else "")
+    progress = CollectProgress(console, len(plan.todo), title, enabled=cfg.progress)
+    max_failures = cfg.max_failures if isinstance(cfg, CollectConfig) else None
+    sink = Sink(store, FailureLog(out / FAILED), progress, plan.env_name, store.episode_ids(), max_failures)
+    with progress:
+        if plan.todo and worker is not None:
+            from agents.collect.local import run_local
+
+            asyncio.run(run_local(worker, plan.todo, cfg.concurrency, sink))
+        elif plan.todo:
+            from agents.collect.ray_executor import run_ray
+
+            assert isinstance(cfg, CollectConfig)
+            run_ray(cfg, plan.config_hash, plan.todo, cfg.concurrency, sink)
+    wall = progress.elapsed
+    episodes = [ep for ep in store.read() if ep.episode_id in plan.wanted_ids]
+    result = EngineResult(summary=summarize(episodes, wall), wanted=len(plan.seeds), completed=len(episodes),
+                          new_episodes=progress.episodes, failed=dict(sink.failed), aborted=sink.abort_reason,
+                          episodes_per_s=progress.episodes / wall if wall > 0 else 0.0,
+                          tokens_per_s=sink.tokens / wall if wall > 0 else 0.0)
+    write_summary(out, cfg, result, plan.config_hash, executor, model)
+    report(console, result, f"{title} ({model}, concurrency {cfg.concurrency})", out,
+           "collection" if isinstance(cfg, CollectConfig) else "run")
+    if plan.todo and not result.new_episodes and sink.user_error is not None:
+        raise sink.user_error  # every episode hit the same user mistake (e.g. a dead endpoint): exit 2, not 1
+    return result
+
+
+def write_summary(out: Path, cfg: RunConfig, r: EngineResult, chash: str, executor: str, model: str) -> None:
+    """`summary.json`, written atomically (a crash leaves the old one or the new one, never half)."""
+    body = {"summary": r.summary.model_dump(), "env": cfg.env.name or cfg.env.id, "brain": cfg.brain.name,
+            "model": model, "episodes_wanted": r.wanted, "episodes_completed": r.completed,
+            "episodes_this_run": r.new_episodes, "episodes_per_s": r.episodes_per_s, "tokens_per_s": r.tokens_per_s,
+            "executor": executor, "config_hash": chash, "aborted": r.aborted,
+            "failed_episodes": [{"seed": s, "error": e} for s, e in sorted(r.failed.items())],
+            "config": cfg.model_dump(mode="json")}
+    atomic_write_text(out / SUMMARY, json.dumps(body, indent=2, default=str))
+
+
+def summary_table(s: RunSummary, title: str, failed: int = 0) -> Table:
+    """The numbers people compare, as a rich table."""
+    t = Table(title=title)
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    rows = [("episodes", f"{s.episodes}"), ("failed (crashed)", f"{failed}"), ("success rate", f"{s.success_rate:.1%}"),
+            ("mean score", f"{s.mean_score:.1f}"), ("mean steps", f"{s.mean_steps:.1f}"),
+            ("invalid-action rate", f"{s.invalid_action_rate:.1%}"),
+            ("tokens in / out", f"{s.tokens_in:,} / {s.tokens_out:,}"), ("wall time", f"{s.wall_time_s:.1f} s"),
+            ("steps / s", f"{s.steps_per_s:.1f}")]
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
+
+
+def report(console: Console, r: EngineResult, title: str, out: Path, noun: str = "run") -> None:
+    """The table, where the files are, and what to do when episodes are missing."""
+    console.print(summary_table(r.summary, title, failed=len(r.failed)))
+    console.print(f"{r.new_episodes} episodes this run at {r.episodes_per_s:.2f} episodes/s, {r.tokens_per_s:,.0f} tokens/s; "
+                  f"{r.completed}/{r.wanted} in {out / TRAJECTORIES}   summary: {out / SUMMARY}", soft_wrap=True)
+    if r.failed:
+        seed, error = next(iter(sorted(r.failed.items())))
+        console.print(f"[red]{len(r.failed)} episode(s) failed[/red] (see {out / FAILED}); first: seed {seed}: {error}",
+                      soft_wrap=True)
+    if r.aborted:
+        console.print(f"[red]{noun} stopped:[/red] {r.aborted}", soft_wrap=True)
+    if not r.complete:
+        console.print("rerun the same command (with resume=true for agents.run) to finish the missing episodes; "
+                      "finished ones are kept")
