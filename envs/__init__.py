@@ -2,6 +2,10 @@
 
 Each env module is imported lazily by Gymnasium (entry points are strings), so registering
 costs nothing and heavy resources (catalogs, indexes) load only when an env is made.
+
+Step limits live here, not in the envs: each env is registered with `max_episode_steps`, so
+`gymnasium.make` wraps it in `TimeLimit` (override with `gymnasium.make(id, max_episode_steps=N)`;
+`-1` for no limit). Branch through the wrapper with `envs.contract.snapshot_env`/`restore_env`.
 """
 
 from __future__ import annotations
@@ -16,6 +20,11 @@ ENVS: dict[str, tuple[str, str]] = {
     "faulttree": (f"{NAMESPACE}/FaultTree-v0", "envs.faulttree.env:FaultTreeEnv"),
 }
 
+# short name -> default `max_episode_steps` (every step counts, bad actions included)
+MAX_EPISODE_STEPS: dict[str, int] = {
+    "webshop": 20,
+    "faulttree": 80,  # twice FaultTree's default `max_turns` (40), so invalid-action loops also stop
+}
 
 # Proxies, not envs of their own: registered for gymnasium.make but never served by the env server.
 PROXIES: dict[str, tuple[str, str]] = {
@@ -24,9 +33,10 @@ PROXIES: dict[str, tuple[str, str]] = {
 
 
 def register_all() -> None:
-    for env_id, entry_point in (*ENVS.values(), *PROXIES.values()):
+    """Register the project's envs (with their step limits) and proxies; idempotent."""
+    for name, (env_id, entry_point) in (*ENVS.items(), *PROXIES.items()):
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry_point)
+            gymnasium.register(id=env_id, entry_point=entry_point, max_episode_steps=MAX_EPISODE_STEPS.get(name))
 
 
 register_all()

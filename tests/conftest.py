@@ -89,7 +89,7 @@ def llama_server(gguf_path, tmp_path_factory):
 def corridor():
     import gymnasium as gym
 
-    env = gym.make(tests.toy_env.ENV_ID, disable_env_checker=True)
+    env = gym.make(tests.toy_env.ENV_ID)
     yield env
     env.close()
 

@@ -1,8 +1,10 @@
 """A small deterministic text env for the core runtime's tests: walk a corridor, take a key, open the door.
 
 It keeps the full env contract (FreeText spaces, available_actions, action_templates, errors on
-bad actions with state unchanged, terminated vs truncated, snapshot/restore, an expert), so the
-agent side can be tested without any real env.
+bad actions with state unchanged, terminated vs truncated, the after-end rule, snapshot/restore,
+an expert), so the agent side can be tested without any real env; `tests/test_contract.py` checks it.
+The step limit is the registration's `max_episode_steps` (TimeLimit); `max_steps` is a deprecated
+alias that counts only accepted actions (tests/test_loop.py relies on it).
 """
 
 from __future__ import annotations
@@ -12,17 +14,17 @@ from typing import Any
 
 import gymnasium as gym
 
-from envs.contract import invalid_action_message
+from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, excerpt, invalid_action_message
 from envs.spaces import FreeText
 
 
 class CorridorEnv(gym.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, length: int = 5, max_steps: int = 30) -> None:
+    def __init__(self, length: int = 5, max_steps: int | None = None) -> None:
         self.length, self.max_steps = length, max_steps
         self.observation_space = FreeText(4096)
-        self.action_space = FreeText(2048)
+        self.action_space = FreeText(MAX_ACTION_CHARS)
         self.pos = self.key_pos = self.t = 0
         self.has_key = False
         self.done = False
@@ -61,14 +63,20 @@ class CorridorEnv(gym.Env):
         self.has_key, self.t, self.done = False, 0, False
         return self._obs(), self._info()
 
+    def _cut(self) -> bool:
+        return self.max_steps is not None and self.t >= self.max_steps
+
     def step(self, action: str):
         if self.done:
-            return self._obs(), 0.0, True, False, self._info("the episode is over; call reset()")
-        if action.startswith("say[") and action.endswith("]"):
+            msg = episode_over_message("the door is open")
+            return msg, 0.0, True, False, self._info(msg)
+        problem = action_problem(action)
+        if problem is None and action.startswith("say[") and action.endswith("]"):
             self.t += 1
-            return f'You say "{action[4:-1]}". Nobody answers. ' + self._obs(), 0.0, False, self.t >= self.max_steps, self._info()
-        if action not in self._actions():
-            msg = invalid_action_message(f"{action[:80]!r} is not possible here", self._actions(), ["say[...]"])
+            return f'You say "{action[4:-1]}". Nobody answers. ' + self._obs(), 0.0, False, self._cut(), self._info()
+        if problem is not None or action not in self._actions():
+            problem = problem or f"{excerpt(action)} is not possible here"
+            msg = invalid_action_message(problem, self._actions(), ["say[...]"])
             return msg, 0.0, False, False, self._info(msg)
         self.t += 1
         reward, terminated = 0.0, False
@@ -80,7 +88,7 @@ class CorridorEnv(gym.Env):
             self.has_key = True
         elif action == "open[door]":
             reward, terminated, self.done = 1.0, True, True
-        return self._obs(), reward, terminated, (not terminated) and self.t >= self.max_steps, self._info()
+        return self._obs(), reward, terminated, (not terminated) and self._cut(), self._info()
 
     def snapshot(self) -> Any:
         return copy.deepcopy((self.pos, self.key_pos, self.has_key, self.t, self.done, self.np_random.bit_generator.state))
@@ -99,5 +107,6 @@ class CorridorEnv(gym.Env):
 
 ENV_ID = "agentsim-test/Corridor-v0"
 ENTRY_POINT = "tests.toy_env:CorridorEnv"
+MAX_EPISODE_STEPS = 30
 if ENV_ID not in gym.registry:
-    gym.register(id=ENV_ID, entry_point=ENTRY_POINT)
+    gym.register(id=ENV_ID, entry_point=ENTRY_POINT, max_episode_steps=MAX_EPISODE_STEPS)

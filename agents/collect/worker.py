@@ -73,7 +73,7 @@ class EpisodeWorker:
         """The episode's env: in-process, or a `RemoteEnv` session when `remote.url` is set."""
         env_cfg = self.cfg.env
         if not self.cfg.remote.url:
-            return make_env(env_cfg)
+            return make_env(env_cfg, max_episode_steps=self.cfg.steps_limit)
         from envs.server.client import RemoteEnv
 
         if env_cfg.entry_point:

@@ -19,8 +19,11 @@ from agents.perception import perception_from_config
 __all__ = ["ConfigError", "build_agent", "build_brain", "build_memory", "config_hash", "make_env"]
 
 
-def make_env(env_cfg: EnvConfig | dict[str, Any]) -> gym.Env:
-    """`gymnasium.make` the configured env, registering `entry_point` first if given; errors name the fix."""
+def make_env(env_cfg: EnvConfig | dict[str, Any], max_episode_steps: int | None = None) -> gym.Env:
+    """`gymnasium.make` the configured env, registering `entry_point` first if given; errors name the fix.
+
+    The step limit is Gymnasium's `TimeLimit` (`max_episode_steps`, default `env.max_steps`): one limit,
+    enforced by the wrapper and reported as `truncated=True`."""
     cfg: EnvConfig = validate_config(EnvConfig, env_cfg)
     env_id, entry = cfg.id, cfg.entry_point
     if entry and env_id not in gym.registry:
@@ -29,7 +32,7 @@ def make_env(env_cfg: EnvConfig | dict[str, Any]) -> gym.Env:
         known = ", ".join(f"{k} ({v[0]})" for k, v in envs.ENVS.items())
         raise ConfigError(f"unknown env id {env_id!r}; project envs: {known}; or set env.entry_point=module:Class")
     try:
-        return gym.make(env_id, disable_env_checker=True, **dict(cfg.kwargs))
+        return gym.make(env_id, max_episode_steps=max_episode_steps or cfg.max_steps, **dict(cfg.kwargs))
     except (ModuleNotFoundError, ImportError) as e:
         raise ConfigError(f"env {env_id!r} could not be imported ({e}); is it installed?") from e
     except TypeError as e:

@@ -14,27 +14,40 @@ from typing import Any
 
 import gymnasium as gym
 
+from agents.brains.base import EnvBoundBrain
 from agents.core.agent import Agent, Decision
 from agents.trajectories.schema import CandidateRecord, EpisodeRecord, EpisodeStats, Outcome, StepRecord
+from envs.capabilities import AsyncEnv
+from envs.contract import hit_time_limit
+from envs.server.protocol import to_jsonable
 
 log = logging.getLogger(__name__)
 
 
-def _jsonable(value: Any) -> Any:
-    """Info dicts can hold numpy scalars, tuples, sets: make them JSON-safe for the record."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    item = getattr(value, "item", None)
-    if callable(item):
-        try:
-            return item()
-        except (TypeError, ValueError):
-            pass
-    return repr(value)
+def step_record(action: str | None, env_result: tuple | None, *, index: int, feedback: str | None = None,
+                **fields: Any) -> StepRecord:
+    """One step as a record: the env's answer to `action`, or (`env_result` None) an output that did not parse."""
+    if env_result is None:
+        return StepRecord(index=index, **fields, action=None, parse_error=feedback, observation=feedback or "")
+    obs, reward, terminated, truncated, info = env_result
+    return StepRecord(index=index, **fields, action=action, env_error=info.get("error"), observation=obs,
+                      reward=float(reward), terminated=bool(terminated), truncated=bool(truncated),
+                      info=to_jsonable(info))
+
+
+def episode_summary(steps: list[StepRecord], *, last_reward: float, terminated: bool, truncated: bool,
+                    truncation_reason: str | None, success_threshold: float,
+                    wall_time_s: float) -> tuple[Outcome, EpisodeStats]:
+    """The outcome and the counters of an episode, from its step records (one rule for every writer of records)."""
+    outcome = Outcome(reward=last_reward, total_reward=sum(s.reward for s in steps),
+                      success=last_reward >= success_threshold, terminated=terminated, truncated=truncated,
+                      truncation_reason=truncation_reason)
+    stats = EpisodeStats(
+        steps=len(steps), env_steps=sum(1 for s in steps if s.action is not None),
+        invalid_actions=sum(1 for s in steps if s.env_error), parse_failures=sum(1 for s in steps if s.parse_error),
+        tokens_in=sum(s.tokens_in for s in steps), tokens_out=sum(s.tokens_out for s in steps),
+        brain_time_s=sum(s.latency_s for s in steps), wall_time_s=wall_time_s)
+    return outcome, stats
 
 
 class EpisodeRunner:
@@ -58,8 +71,6 @@ class EpisodeRunner:
         self.terminated = self.truncated = False
         self.truncation_reason: str | None = None
         self.consecutive_invalid = 0
-        self.env_steps = 0
-        self.total_reward = 0.0
         self.last_reward = 0.0
         self.started_at = time.time()
         self._t0 = time.perf_counter()
@@ -85,26 +96,22 @@ class EpisodeRunner:
             self.consecutive_invalid += 1
             feedback = parsed.error or "Your reply could not be parsed."
             self.agent.observe(None, self.obs, 0.0, self.info, feedback=feedback)
-            self.steps.append(StepRecord(**common, action=None, parse_error=feedback, observation=feedback))
+            self.steps.append(step_record(None, None, feedback=feedback, **common))
         else:
             obs, reward, terminated, truncated, info = env_result
-            self.env_steps += 1
             reward = float(reward)
             env_error = info.get("error")
             self.consecutive_invalid = self.consecutive_invalid + 1 if env_error else 0
-            self.total_reward += reward
             if reward != 0.0:
                 self.last_reward = reward
-            self.steps.append(StepRecord(**common, action=parsed.action, env_error=env_error, observation=obs,
-                                         reward=reward, terminated=bool(terminated), truncated=bool(truncated),
-                                         info=_jsonable(info)))
+            self.steps.append(step_record(parsed.action, env_result, **common))
             self.agent.observe(parsed.action, obs, reward, info, feedback=None)
             self.obs, self.info = obs, info
             if terminated or truncated:
                 self.done = True
                 self.terminated, self.truncated = bool(terminated), bool(truncated)
                 if truncated and not terminated:
-                    self.truncation_reason = "env"
+                    self.truncation_reason = "max_steps" if hit_time_limit(self.env) else "env"
                 return
         if self.consecutive_invalid >= self.max_invalid:
             self._cut(f"invalid_outputs: {self.consecutive_invalid} invalid outputs in a row "
@@ -121,26 +128,21 @@ class EpisodeRunner:
         self._cut(f"error: {type(error).__name__}: {error}")
 
     def record(self, brain_name: str, model: str) -> EpisodeRecord:
-        reward = self.last_reward
-        outcome = Outcome(reward=reward, total_reward=self.total_reward, success=reward >= self.success_threshold,
-                          terminated=self.terminated, truncated=self.truncated, truncation_reason=self.truncation_reason)
-        stats = EpisodeStats(
-            steps=len(self.steps), env_steps=self.env_steps,
-            invalid_actions=sum(1 for s in self.steps if s.env_error), parse_failures=sum(1 for s in self.steps if s.parse_error),
-            tokens_in=sum(s.tokens_in for s in self.steps), tokens_out=sum(s.tokens_out for s in self.steps),
-            brain_time_s=sum(s.latency_s for s in self.steps), wall_time_s=time.perf_counter() - self._t0)
+        outcome, stats = episode_summary(self.steps, last_reward=self.last_reward, terminated=self.terminated,
+                                         truncated=self.truncated, truncation_reason=self.truncation_reason,
+                                         success_threshold=self.success_threshold,
+                                         wall_time_s=time.perf_counter() - self._t0)
         self.agent.end(outcome.model_dump())
         return EpisodeRecord(episode_id=self.episode_id, env=self.env_name, env_id=self.env.spec.id if self.env.spec else "",
-                             env_kwargs=_jsonable(self.env_kwargs), seed=self.seed, instruction=self.instruction,
+                             env_kwargs=to_jsonable(self.env_kwargs), seed=self.seed, instruction=self.instruction,
                              initial_observation=self.initial_observation, brain=brain_name, model=model,
                              config_hash=self.config_hash, steps=self.steps, outcome=outcome, stats=stats,
                              started_at=self.started_at, finished_at=time.time())
 
 
 def _bind(agent: Agent, env: gym.Env) -> None:
-    bind = getattr(agent.brain, "bind_env", None)
-    if bind is not None:
-        bind(env)
+    if isinstance(agent.brain, EnvBoundBrain):
+        agent.brain.bind_env(env)
 
 
 def run_episode(env: gym.Env, agent: Agent, *, seed: int = 0, **kwargs: Any) -> EpisodeRecord:
@@ -157,14 +159,14 @@ async def arun_episode(env: gym.Env, agent: Agent, *, seed: int = 0, **kwargs: A
     """Async loop; uses the env's `areset`/`astep` when it has them (e.g. a remote env)."""
     runner = EpisodeRunner(env, agent, seed=seed, **kwargs)
     _bind(agent, env)
-    areset, astep = getattr(env, "areset", None), getattr(env, "astep", None)
-    first = await areset(seed=seed, options=runner.reset_options) if areset else env.reset(seed=seed, options=runner.reset_options)
+    aenv = env if isinstance(env, AsyncEnv) else None
+    first = await aenv.areset(seed=seed, options=runner.reset_options) if aenv else env.reset(seed=seed, options=runner.reset_options)
     runner.begin(*first)
     while not runner.done:
         decision = await agent.adecide(runner.obs, runner.info)
         result = None
         if decision.parsed.ok:
-            result = await astep(decision.parsed.action) if astep else env.step(decision.parsed.action)
+            result = await aenv.astep(decision.parsed.action) if aenv else env.step(decision.parsed.action)
         runner.apply(decision, result)
     return runner.record(agent.brain.name, agent.brain.model)
 

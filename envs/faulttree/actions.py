@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 
+from envs.contract import action_problem, excerpt
 from envs.faulttree.model import FaultTree
 
 TEMPLATES = ["check[...]", "ask[...]", "diagnose[...]"]
@@ -45,7 +46,11 @@ class ActionError(ValueError):
 
 
 def parse_action(text: str, tree: FaultTree) -> Action:
-    if not isinstance(text, str) or not text.strip():
+    """The action `text` names; raises `ActionError` saying what is accepted (never echoing much)."""
+    problem = action_problem(text)  # the contract's type and length cap, before any regex or fuzzy match
+    if problem is not None:
+        raise ActionError(problem)
+    if not text.strip():
         raise ActionError(f"empty action; use one of {FORMS}")
     m = _BRACKET.match(text)
     if m:
@@ -63,7 +68,7 @@ def parse_action(text: str, tree: FaultTree) -> Action:
         return DiagnoseAction(resolve_causes(m.group(1), tree))
     if text.strip().endswith("?"):
         return AskAction(text.strip())
-    raise ActionError(f"could not map {text[:80]!r} to an action; accepted forms are {FORMS}")
+    raise ActionError(f"could not map {excerpt(text)} to an action; accepted forms are {FORMS}")
 
 
 def resolve_causes(text: str, tree: FaultTree) -> tuple[str, ...]:
@@ -109,4 +114,4 @@ def resolve_node(name: str, tree: FaultTree) -> str:
         if not rivals:
             return best_id
     suggestions = ", ".join(f"{h[0]} ({names[h[0]]})" for h in hits[:3])
-    raise ActionError(f"no node matches {key!r} unambiguously; closest: {suggestions}")
+    raise ActionError(f"no node matches {excerpt(key)} unambiguously; closest: {suggestions}")

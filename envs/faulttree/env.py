@@ -4,9 +4,11 @@ Registered as `agentsim/FaultTree-v0`. The agent sees the fault tree (compact re
 the user's complaint, then acts with `check[<node>]`, `ask[<question>]` or
 `diagnose[<cause>; ...]`. The user answers from the hidden fault state through the rule-based
 simulator (vague, sometimes wrong, later correcting himself). The episode terminates on a
-diagnosis (reward in `reward.py`) and is truncated at `max_turns` dialogue turns (or after
-`max_steps` calls, so an agent stuck on invalid actions also stops). A bad action changes
-nothing but the step counter and returns an `error`.
+diagnosis (reward in `reward.py`) and is truncated at `max_turns` dialogue turns (a limit of
+the task, stated in the instruction). A bad action changes nothing but the `invalid_actions`
+counter and returns an `error`. A limit on all steps, bad ones included, comes from the
+registration (`max_episode_steps=80`, applied by `gymnasium.make` through `TimeLimit`).
+After the episode ended every step is refused with the ending's flags again (the contract's rule).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from envs.contract import invalid_action_message
+from envs.contract import MAX_ACTION_CHARS, episode_over_message, invalid_action_message
 from envs.faulttree.actions import TEMPLATES, ActionError, AskAction, CheckAction, DiagnoseAction, parse_action
 from envs.faulttree.belief import Belief, evidence_from
 from envs.faulttree.dataset import DEFAULT_ENTRIES, DOMAIN_NAMES, Entry, load_dataset, make_entry, split_sizes
@@ -35,7 +37,6 @@ from envs.spaces import FreeText
 log = logging.getLogger(__name__)
 
 MAX_OBS_CHARS = 65_536
-MAX_ACTION_CHARS = 2_000
 
 
 @dataclass
@@ -44,12 +45,12 @@ class _Episode:
 
     entry: Entry
     turn: int = 0
-    steps: int = 0
     checks: int = 0
     questions: int = 0
     invalid: int = 0
     dialogue: list[Utterance] = field(default_factory=list)
     done: bool = False
+    ending: tuple[bool, bool] = (False, False)  # (terminated, truncated) of the step that ended it
     diagnosis: tuple[str, ...] = ()
     score: float = 0.0
     sim: SimState | None = None
@@ -60,7 +61,7 @@ class FaultTreeEnv(gym.Env):
 
     def __init__(self, *, domain: str | None = None, vagueness: float = 0.3, error_rate: float = 0.1,
                  rollback_distance: int = 8, rollback_prob: float = 0.8, max_turns: int = 40,
-                 max_steps: int | None = None, split: str = "test", dataset_path: str | None = None,
+                 split: str = "test", dataset_path: str | None = None,
                  n_entries: int = DEFAULT_ENTRIES, base_seed: int = 0, max_listed_checks: int = 12,
                  max_listed_diagnoses: int = 3, show_tree: bool = True, rephraser: Any = None,
                  expert: ExpertConfig | None = None, render_mode: str | None = None) -> None:
@@ -72,7 +73,6 @@ class FaultTreeEnv(gym.Env):
         self.sim_params = dict(vagueness=vagueness, error_rate=error_rate, rollback_distance=rollback_distance,
                                rollback_prob=rollback_prob)
         self.max_turns = max_turns
-        self.max_steps = max_steps or 2 * max_turns
         self.base_seed = base_seed
         self.max_listed_checks, self.max_listed_diagnoses = max_listed_checks, max_listed_diagnoses
         self.show_tree = show_tree
@@ -143,12 +143,11 @@ class FaultTreeEnv(gym.Env):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         ep, tree, sim = self._require_episode()
         if ep.done:
-            return self._invalid(ep, "the episode has ended; call reset()")
+            return self._after_end(ep)
         try:
             parsed = parse_action(action, tree)
         except ActionError as exc:
             return self._invalid(ep, str(exc))
-        ep.steps += 1
         ep.turn += 1
         self._cache = None
         reward, terminated = 0.0, False
@@ -179,20 +178,23 @@ class FaultTreeEnv(gym.Env):
         if truncated:
             ep.done = True
             obs += f"\n(The turn limit of {self.max_turns} is reached without a diagnosis.)"
+        ep.ending = (terminated, truncated)
         self._last_obs = obs
         return obs, float(reward), terminated, truncated, self._info()
 
     def _invalid(self, ep: _Episode, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        ep.steps += 1
         ep.invalid += 1
         info = self._info()
-        msg = invalid_action_message(problem, info["available_actions"], TEMPLATES if not ep.done else [])
+        msg = invalid_action_message(problem, info["available_actions"], TEMPLATES)
         info["error"] = msg
-        truncated = not ep.done and ep.steps >= self.max_steps
-        if truncated:
-            ep.done = True
-            msg += f" (Step limit of {self.max_steps} reached.)"
-        return msg, 0.0, False, truncated, info
+        return msg, 0.0, False, False, info
+
+    def _after_end(self, ep: _Episode) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The contract's after-end rule: refused, nothing changes, the ending's flags again."""
+        how = "a diagnosis was given" if ep.ending[0] else f"the turn limit of {self.max_turns} was reached"
+        info = self._info()
+        info["error"] = msg = episode_over_message(how)
+        return msg, 0.0, ep.ending[0], ep.ending[1], info
 
     def _say(self, text: str) -> str:
         if self.rephrase is None:

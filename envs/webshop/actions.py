@@ -10,7 +10,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-MAX_ACTION_CHARS = 1000
+from envs.contract import action_problem, excerpt
+
 MAX_QUERY_CHARS = 500
 _FORM = re.compile(r"^(search|click)\s*\[(.*)\]$", re.IGNORECASE | re.DOTALL)
 # Unicode categories that have no business in an action: controls, format chars (zero-width,
@@ -39,10 +40,10 @@ def _bad_char(text: str) -> str | None:
 
 
 def parse_action(action: object) -> Parsed | Rejected:
-    if not isinstance(action, str):
-        return Rejected(f"an action must be a string, got {type(action).__name__}")
-    if len(action) > MAX_ACTION_CHARS:
-        return Rejected(f"the action is {len(action):,} characters long; at most {MAX_ACTION_CHARS:,} are allowed")
+    problem = action_problem(action)  # the contract's type and length cap, before any parsing
+    if problem is not None:
+        return Rejected(problem)
+    assert isinstance(action, str)
     text = action.strip()
     bad = _bad_char(text)
     if bad:
@@ -50,8 +51,7 @@ def parse_action(action: object) -> Parsed | Rejected:
     text = unicodedata.normalize("NFKC", text)  # full-width brackets and letters become ASCII
     m = _FORM.match(text)
     if not m:
-        shown = text if len(text) <= 60 else text[:57] + "..."
-        return Rejected(f"'{shown}' is not of the form search[...] or click[...]")
+        return Rejected(f"{excerpt(text)} is not of the form search[...] or click[...]")
     kind, arg = m.group(1).lower(), " ".join(m.group(2).split())
     if kind == "search":
         if len(arg) > MAX_QUERY_CHARS:

@@ -5,12 +5,16 @@ Construct with zero arguments for a 10k-product synthetic shop (built in seconds
 `human_goals_path`) at the original WebShop files. Every instance with the same catalog
 options shares one catalog and one search index in the process.
 
-Invalid actions cost a step (so a looping agent still hits `max_steps`) but change nothing.
+Invalid actions change nothing but the `steps` counter in `info`. Step limits come from the
+registration (`max_episode_steps=20`, applied by `gymnasium.make` through `TimeLimit`); the
+`max_steps` argument is a deprecated alias kept for direct constructions (see `WebShopEnv`).
+After the purchase every step is refused with `terminated=True` (the contract's after-end rule).
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,13 +22,13 @@ from typing import Any
 import gymnasium as gym
 from pydantic import BaseModel, ConfigDict, Field
 
-from envs.contract import invalid_action_message
+from envs.contract import MAX_ACTION_CHARS, episode_over_message, invalid_action_message
 from envs.spaces import FreeText
 
-from .actions import MAX_ACTION_CHARS, Parsed, parse_action
+from .actions import Parsed, parse_action
 from .catalog import SPLITS, Split
 from .expert import expert_action
-from .render import MODES, ObservationMode, View, render
+from .render import MODES, ObservationMode, View, compact_text_rich, render
 from .resources import CatalogSpec, get_shop
 from .reward import RewardBreakdown, compute_reward
 from .search import Backend
@@ -34,6 +38,8 @@ from .types import Goal
 log = logging.getLogger(__name__)
 
 MAX_OBS_CHARS = 200_000
+# words of a shopping task that name buying and paying, not the product: slot filling keeps them out of search[...]
+SLOT_STOPWORDS = ("buy", "cost", "costing", "costs", "dollar", "dollars", "price", "priced", "purchase", "shop", "shopping")
 
 
 class WebShopConfig(BaseModel):
@@ -45,7 +51,7 @@ class WebShopConfig(BaseModel):
     catalog_seed: int = 0
     split: Split = "train"
     observation_mode: ObservationMode = "text"
-    max_steps: int = Field(20, ge=1)
+    max_steps: int | None = Field(None, ge=1)  # deprecated: use gymnasium.make(..., max_episode_steps=)
     catalog_path: Path | None = None
     attributes_path: Path | None = None
     human_goals_path: Path | None = None
@@ -67,11 +73,18 @@ class Snapshot:
 
 class WebShopEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    # `envs.contract.CompactsObservations`: a text_rich page in fewer tokens (the PRM reads it so)
+    compact_observation = staticmethod(compact_text_rich)
 
     def __init__(self, *, num_products: int = 10_000, catalog_seed: int = 0, split: Split = "train",
-                 observation_mode: ObservationMode = "text", max_steps: int = 20, catalog_path: str | Path | None = None,
+                 observation_mode: ObservationMode = "text", max_steps: int | None = None, catalog_path: str | Path | None = None,
                  attributes_path: str | Path | None = None, human_goals_path: str | Path | None = None,
                  search_backend: Backend | None = None, render_mode: str | None = None) -> None:
+        """`max_steps` is deprecated (kept so direct constructions keep their cut-off): step limits
+        belong to `TimeLimit`, i.e. `gymnasium.make("agentsim/WebShop-v0", max_episode_steps=N)`."""
+        if max_steps is not None:
+            warnings.warn("WebShopEnv(max_steps=) is deprecated; use gymnasium.make(..., max_episode_steps=) "
+                          "or gymnasium.wrappers.TimeLimit", DeprecationWarning, stacklevel=2)
         self.config = WebShopConfig(
             num_products=num_products, catalog_seed=catalog_seed, split=split, observation_mode=observation_mode,
             max_steps=max_steps, catalog_path=catalog_path, attributes_path=attributes_path,
@@ -111,6 +124,8 @@ class WebShopEnv(gym.Env):
         return obs, self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._state.page is Page.DONE:
+            return self._after_end()
         self._steps += 1
         parsed = parse_action(action)
         error: str | None = None
@@ -126,20 +141,32 @@ class WebShopEnv(gym.Env):
                     reward, terminated = self._breakdown.reward, True
         else:
             error = parsed.problem
-        if self._state.page is Page.DONE and not terminated and error is not None:
-            terminated = True  # stepping after the end keeps reporting the end
-        truncated = not terminated and self._steps >= self.config.max_steps
+        limit = self.config.max_steps  # deprecated alias; None unless given
+        truncated = not terminated and limit is not None and self._steps >= limit
         info = self._info()
         if error is not None:
             message = invalid_action_message(error, info["available_actions"], info["action_templates"])
-            info["error"] = message
-            obs = message + "\n\n" + self._observe()
-        else:
-            obs = self._observe()
-        if terminated and self._breakdown is not None:
+            return self._refused(message, info, terminated=False, truncated=truncated)
+        obs = self._observe()
+        if terminated:
+            self._add_outcome(info)
+        return obs, float(reward), terminated, truncated, info
+
+    def _after_end(self) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The contract's after-end rule: refused, nothing changes, `terminated` again."""
+        info = self._info()
+        self._add_outcome(info)
+        return self._refused(episode_over_message("the item was bought"), info, terminated=True, truncated=False)
+
+    def _refused(self, message: str, info: dict[str, Any], *, terminated: bool,
+                 truncated: bool) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        info["error"] = message
+        return message + "\n\n" + self._observe(), 0.0, terminated, truncated, info
+
+    def _add_outcome(self, info: dict[str, Any]) -> None:
+        if self._breakdown is not None:
             info["reward_breakdown"] = self._breakdown.as_dict()
             info["success"] = self._breakdown.reward >= 1.0
-        return obs, float(reward), terminated, truncated, info
 
     def render(self) -> str | None:
         """`ansi`: the current observation as text."""
@@ -175,14 +202,18 @@ class WebShopEnv(gym.Env):
         return self._last_obs
 
     def _info(self) -> dict[str, Any]:
-        return {
+        templates = action_templates(self._state)
+        info = {
             "instruction": self._goal.instruction,
             "available_actions": available_actions(self._state, self.catalog),
-            "action_templates": action_templates(self._state),
+            "action_templates": templates,
             "page": self._state.page.value,
             "goal_index": self._goal_index,
             "steps": self._steps,
         }
+        if templates:  # the contract's optional `slot_stopwords`: shopping words, not product words
+            info["slot_stopwords"] = list(SLOT_STOPWORDS)
+        return info
 
 
 __all__ = ["WebShopEnv", "WebShopConfig", "Snapshot", "MODES", "SPLITS"]

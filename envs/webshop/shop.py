@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from envs.contract import excerpt
+
 from .actions import Parsed
 from .catalog import Catalog
 from .search import SearchIndex
@@ -110,7 +112,7 @@ def transition(state: ShopState, action: Parsed, catalog: Catalog, index: Search
     hit = targets.get(action.arg)
     if hit is None:
         where = f"the {state.page.value} page"
-        return Transition(state, f"'{action.arg}' is not clickable on {where}")
+        return Transition(state, f"{excerpt(action.arg)} is not clickable on {where}")
     kind, payload = hit
     if kind == "back":
         return Transition(ShopState())

@@ -1,29 +1,26 @@
-"""The Gymnasium env: contract, determinism, snapshot/restore, actions, reward, info, rollback, hook."""
+"""The Gymnasium env: seeds, snapshot/restore, actions, reward, info, rollback, hook, limits.
+
+The contract (Gymnasium's checker without warnings, determinism, bad actions, snapshot round
+trip, the after-end rule, the action cap) is checked for every registered env in tests/test_contract.py.
+"""
 
 from __future__ import annotations
 
-import warnings
 from types import SimpleNamespace
 
 import pytest
-from gymnasium.utils.env_checker import check_env
+from gymnasium.wrappers import TimeLimit
 
-from envs.contract import HasExpert, Snapshottable
+from envs.contract import ECHO_CHARS, MAX_ACTION_CHARS, HasExpert, Snapshottable
 from envs.faulttree.reward import diagnosis_reward, used_retracted_fact
 
 ROLLBACK_ENV = dict(vagueness=0.0, error_rate=0.5, rollback_distance=2, rollback_prob=1.0)
 
 
-def test_env_checker_passes_without_warnings(make_env):
-    env = make_env(render_mode="ansi")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env.unwrapped)
-    assert isinstance(env.unwrapped, Snapshottable) and isinstance(env.unwrapped, HasExpert)
-
-
 def test_zero_config_reset_and_info(make_env):
     env = make_env()
+    assert isinstance(env.unwrapped, Snapshottable) and isinstance(env.unwrapped, HasExpert)
+    assert isinstance(env, TimeLimit) and env.spec.max_episode_steps == 80  # the registered step limit
     obs, info = env.reset(seed=0)
     assert "Fault tree:" in obs and obs.rstrip().split("\n")[-1].startswith("User: ")
     assert info["instruction"] and info["action_templates"] == ["check[...]", "ask[...]", "diagnose[...]"]
@@ -44,7 +41,7 @@ def _trajectory(env, seed, n=12):
     return out
 
 
-def test_same_seed_same_trajectory(make_env):
+def test_same_seed_same_trajectory_other_seed_other(make_env):
     a = _trajectory(make_env(vagueness=0.5, error_rate=0.2), 42)
     b = _trajectory(make_env(vagueness=0.5, error_rate=0.2), 42)
     assert a == b
@@ -99,10 +96,34 @@ def test_truncation_at_turn_limit(make_env):
         obs, reward, term, trunc, info = env.step("ask[when did it start?]")
         assert not term and trunc == (i == 4)
     assert reward == 0 and info["success"] is False and "turn limit" in obs
-    assert env.step("check[B1]")[1] == 0  # after the end: an error, not a crash
-    env2 = make_env(max_turns=5, max_steps=3)
+    # after the end: refused, the ending's flags again (the contract's after-end rule)
+    obs, reward, term, trunc, info = env.step("check[B1]")
+    assert reward == 0 and (term, trunc) == (False, True) and "episode is over" in info["error"]
+    assert info["turns"] == 5 and info["invalid_actions"] == 0
+    env2 = make_env(max_turns=5, max_episode_steps=3)  # all steps, bad ones too: Gymnasium's TimeLimit
     env2.reset(seed=3)
     assert [env2.step("nonsense")[3] for _ in range(3)] == [False, False, True]
+
+
+def test_after_diagnosis_steps_report_termination(make_env):
+    env = make_env()
+    env.reset(seed=4)
+    _, _, term, _, _ = env.step("diagnose[" + "; ".join(env.unwrapped._ep.entry.causes) + "]")
+    assert term
+    obs, reward, term, trunc, info = env.step("check[B1]")
+    assert (reward, term, trunc) == (0.0, True, False) and obs == info["error"] and "reset()" in obs
+    assert info["success"] is True  # the outcome stays in info
+
+
+def test_huge_action_is_refused_with_a_short_message(make_env):
+    """A 1M-char check[...] used to be fuzzy-matched (32 s) and echoed whole in the error."""
+    env = make_env()
+    env.reset(seed=0)
+    for action in ("check[" + "x" * 1_000_000 + "]", "ask[" + "y" * (MAX_ACTION_CHARS + 1) + "]"):
+        obs, reward, term, trunc, info = env.step(action)
+        assert (reward, term, trunc) == (0.0, False, False) and f"at most {MAX_ACTION_CHARS:,}" in info["error"]
+        assert len(info["error"]) < 1_500 and action[6] * ECHO_CHARS not in info["error"]
+    assert info["turns"] == 0 and info["invalid_actions"] == 2
 
 
 def test_reward_and_partial_credit():

@@ -1,10 +1,14 @@
-"""The env through the Gymnasium API: checker, determinism, pages, paging, snapshots, modes."""
+"""The env through the Gymnasium API: pages, paging, snapshots, modes, the step limit.
+
+The contract (Gymnasium's checker, determinism, bad actions, snapshot round trip, the after-end
+rule, the action cap) is checked for every registered env in tests/test_contract.py.
+"""
 
 from __future__ import annotations
 
 import gymnasium as gym
 import pytest
-from gymnasium.utils.env_checker import check_env
+from gymnasium.wrappers import TimeLimit
 
 from envs.contract import HasExpert, Snapshottable
 from envs.webshop.env import WebShopEnv
@@ -13,29 +17,18 @@ from envs.webshop.shop import PAGE_SIZE
 from .conftest import run_expert
 
 
-def test_make_with_zero_config_and_check_env():
+def test_make_with_zero_config():
     env = gym.make("agentsim/WebShop-v0")
     obs, info = env.reset(seed=0)
     assert "Instruction:" in obs and info["action_templates"] == ["search[...]"]
-    check_env(env.unwrapped, skip_render_check=False)
     assert isinstance(env.unwrapped, Snapshottable) and isinstance(env.unwrapped, HasExpert)
+    assert isinstance(env, TimeLimit) and env.spec.max_episode_steps == 20  # the registered step limit
 
 
-def test_same_seed_same_trajectory(small_kwargs):
-    a, b = WebShopEnv(**small_kwargs), WebShopEnv(**small_kwargs)
-    for seed in (1, 2, 3):
-        oa, ia = a.reset(seed=seed)
-        ob, ib = b.reset(seed=seed)
-        assert oa == ob and ia == ib
-        for _ in range(6):
-            act = a.expert_action()
-            assert act == b.expert_action()
-            ra, rb = a.step(act), b.step(act)
-            assert ra == rb
-            if ra[2]:
-                break
-    instructions = {a.reset(seed=s)[1]["instruction"] for s in range(10)}
-    assert len(instructions) > 5  # seeds pick different goals
+def test_seeds_pick_different_goals(small_kwargs):
+    env = WebShopEnv(**small_kwargs)
+    instructions = {env.reset(seed=s)[1]["instruction"] for s in range(10)}
+    assert len(instructions) > 5
 
 
 def test_goal_index_option_and_bounds(env):
