@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ValidationError, field_validator
 
 from agents.brains.base import BrainOutput
+from envs.contract import MAX_ACTION_CHARS  # one limit for every env and the parser
 
-MAX_ACTION_CHARS = 2000
 _ACTION_RE = re.compile(r"^\s*(?:\*\*)?action(?:\*\*)?\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
 _THOUGHT_RE = re.compile(r"^\s*(?:\*\*)?thought(?:\*\*)?\s*:\s*(.*?)(?=^\s*(?:\*\*)?action(?:\*\*)?\s*:|\Z)",
                          re.IGNORECASE | re.MULTILINE | re.DOTALL)

@@ -59,6 +59,7 @@ def inprocess(clients: int, steps: int, kwargs: dict) -> dict:
 
     def client(k: int) -> None:
         rng = random.Random(k)
+        # checker off: this bench times the env's own steps, not the checker wrapper around them
         env = gym.make("agentsim/WebShop-v0", disable_env_checker=True, **kwargs)
         mine, done, info = [], True, {}
         for _ in range(per):

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def episodes(n=4, eps=0.3):
-    return [run_episode(gym.make(ENV_ID, disable_env_checker=True), Agent(ScriptedBrain(epsilon=eps)), seed=s,
+    return [run_episode(gym.make(ENV_ID), Agent(ScriptedBrain(epsilon=eps)), seed=s,
                         episode_id=f"corridor-{s}") for s in range(n)]
 
 
