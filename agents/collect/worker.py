@@ -20,6 +20,7 @@ from agents.core.loop import arun_episode
 from agents.trajectories.schema import EpisodeRecord
 from envs.capabilities import AsyncClosable, ServesEnvs
 from agents.trajectories.store import atomic_write_text
+from envs.capabilities import AsyncClosable, ServesEnvs
 
 MEMORY_STATE = "memory_state.json"
 
