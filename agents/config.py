@@ -96,10 +96,12 @@ class MemoryConfig(BaseModel):
 
     @property
     def enabled(self) -> bool:
+        """False for memory=none."""
         return self.name not in ("", "none")
 
     @property
     def options(self) -> dict[str, Any]:
+        """The memory kind's own options (everything but name)."""
         return dict(self.model_extra or {})
 
 
@@ -112,6 +114,7 @@ class BrainConfig(BaseModel):
 
     @property
     def options(self) -> dict[str, Any]:
+        """The brain's constructor options (everything but name)."""
         return dict(self.model_extra or {})
 
 
@@ -152,10 +155,12 @@ class RunConfig(Strict):
 
     @property
     def steps_limit(self) -> int:
+        """The step limit in force: max_steps, else the env preset's."""
         return self.max_steps or self.env.max_steps
 
     @property
     def carries_memory(self) -> bool:
+        """Whether memory state passes from episode to episode (via out/memory_state.json)."""
         if not self.memory.enabled:
             return False
         if self.carry_memory is not None:
@@ -164,6 +169,7 @@ class RunConfig(Strict):
 
     @property
     def out_dir(self) -> Path:
+        """The run folder as a Path."""
         return Path(self.out)
 
 

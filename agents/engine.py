@@ -48,10 +48,12 @@ class EngineResult:
 
     @property
     def complete(self) -> bool:
+        """Every episode of the plan is in the store."""
         return self.completed == self.wanted
 
     @property
     def exit_code(self) -> int:
+        """0 when complete, else 1 (rerun to finish)."""
         return 0 if self.complete else 1
 
 

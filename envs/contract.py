@@ -58,23 +58,31 @@ CONTRACT_KEYS = ("instruction", "available_actions", "action_templates")
 class Snapshottable(Protocol):
     """An env whose state can be saved and restored, so search can branch from any step."""
 
-    def snapshot(self) -> Any: ...
+    def snapshot(self) -> Any:
+        """The env's full state, enough to continue from it later."""
+        ...
 
-    def restore(self, snapshot: Any) -> None: ...
+    def restore(self, snapshot: Any) -> None:
+        """Return to a state taken by snapshot()."""
+        ...
 
 
 @runtime_checkable
 class HasExpert(Protocol):
     """An env with a scripted expert: its deterministic choice in the current state."""
 
-    def expert_action(self) -> str: ...
+    def expert_action(self) -> str:
+        """The scripted expert's deterministic action in the current state."""
+        ...
 
 
 @runtime_checkable
 class CompactsObservations(Protocol):
     """An env (class) that can shorten its own observation text for token-limited readers (the PRM)."""
 
-    def compact_observation(self, text: str) -> str: ...
+    def compact_observation(self, text: str) -> str:
+        """The observation shortened for a scorer with a small window, keeping what the env knows matters."""
+        ...
 
 
 # --- messages ------------------------------------------------------------------------------------

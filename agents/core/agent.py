@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agents.action import REACT_FORMAT, ParseResult, action_tools, parse_react, parse_tool_call
-from agents.brains.base import Brain, BrainOutput, ChoosingBrain
+from agents.brains.base import AsyncChoosingBrain, Brain, BrainOutput, ChoosingBrain
 from agents.memory.base import Memory, MemoryItem
 from agents.perception import Percept, Perception
 from agents.slots import expand_templates
@@ -26,6 +26,7 @@ CHOOSE_FORMAT = "Reply with one line: Action: <one of the available actions>"
 
 @dataclass
 class Decision:
+    """One step's choice: the prompt it came from, the brain's output and the parsed action."""
     percept: Percept
     output: BrainOutput
     parsed: ParseResult
@@ -33,6 +34,7 @@ class Decision:
 
 
 class Agent:
+    """Brain + perception + action + memory: turns an observation into one env action."""
     def __init__(self, brain: Brain, perception: Perception | None = None, memory: Memory | None = None, *,
                  mode: Mode = "auto", action_format: ActionFormat = "react", temperature: float | None = None,
                  max_tokens: int = 256, memory_budget_tokens: int = 512, observation_memory_chars: int = 400,
@@ -62,6 +64,7 @@ class Agent:
 
     # ------------------------------------------------------------------ episode hooks
     def reset(self, instruction: str, seed: int | None = None) -> None:
+        """Start an episode: remember the instruction, reseed, and tell the memory."""
         self.instruction = instruction
         self._feedback = None
         self._step = 0
@@ -71,6 +74,7 @@ class Agent:
             self.memory.on_episode_start(instruction)
 
     def end(self, outcome: dict[str, Any]) -> None:
+        """Finish an episode: hand the outcome to the memory (reflections, lessons)."""
         if self.memory is not None:
             self.memory.on_episode_end(outcome)
 
@@ -130,7 +134,8 @@ class Agent:
     def _choose_args(self, info: dict[str, Any]) -> list[str]:
         templates = list(info.get("action_templates") or [])
         if self.slot_fill == "task":
-            templates = expand_templates(templates, self.instruction or str(info.get("instruction", "")))
+            templates = expand_templates(templates, self.instruction or str(info.get("instruction", "")),
+                                         stopwords=info.get("slot_stopwords") or ())
         return templates + list(info.get("available_actions") or [])
 
     def _generate_kwargs(self, info: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +145,7 @@ class Agent:
         return kw
 
     def decide(self, observation: str, info: dict[str, Any]) -> Decision:
+        """Choose the next action for the current observation (ranked choice or generated text)."""
         percept, choosing = self._prepare(observation, info)
         if choosing:
             output = self.brain.choose(percept.messages, self._choose_args(info),  # type: ignore[attr-defined]
@@ -149,12 +155,12 @@ class Agent:
         return self._finish(percept, output, choosing, info)
 
     async def adecide(self, observation: str, info: dict[str, Any]) -> Decision:
+        """`decide`, awaitable (async brains run without blocking the event loop)."""
         percept, choosing = self._prepare(observation, info)
         if choosing:
-            achoose = getattr(self.brain, "achoose", None)
-            kw = dict(temperature=self._choose_temperature(), prefix=CHOOSE_PREFIX, seed=self._step_seed())
-            if achoose is not None:
-                output = await achoose(percept.messages, self._choose_args(info), **kw)
+            kw: dict[str, Any] = dict(temperature=self._choose_temperature(), prefix=CHOOSE_PREFIX, seed=self._step_seed())
+            if isinstance(self.brain, AsyncChoosingBrain):
+                output = await self.brain.achoose(percept.messages, self._choose_args(info), **kw)
             else:
                 output = self.brain.choose(percept.messages, self._choose_args(info), **kw)  # type: ignore[attr-defined]
         else:

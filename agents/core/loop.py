@@ -76,6 +76,7 @@ class EpisodeRunner:
         self._t0 = time.perf_counter()
 
     def begin(self, obs: str, info: dict[str, Any]) -> None:
+        """Take the reset's observation and info and start the agent's episode."""
         self.obs, self.info = obs, info
         self.initial_observation = obs
         self.instruction = str(info.get("instruction", ""))
@@ -125,9 +126,11 @@ class EpisodeRunner:
             self.steps[-1].truncated = True
 
     def fail(self, error: BaseException) -> None:
+        """Cut the episode because the agent or env raised; the error is kept as the truncation reason."""
         self._cut(f"error: {type(error).__name__}: {error}")
 
     def record(self, brain_name: str, model: str) -> EpisodeRecord:
+        """The finished episode as a trajectory record (also ends the agent's episode)."""
         outcome, stats = episode_summary(self.steps, last_reward=self.last_reward, terminated=self.terminated,
                                          truncated=self.truncated, truncation_reason=self.truncation_reason,
                                          success_threshold=self.success_threshold,
@@ -146,6 +149,7 @@ def _bind(agent: Agent, env: gym.Env) -> None:
 
 
 def run_episode(env: gym.Env, agent: Agent, *, seed: int = 0, **kwargs: Any) -> EpisodeRecord:
+    """Run one episode to its end, synchronously, and return its record."""
     runner = EpisodeRunner(env, agent, seed=seed, **kwargs)
     _bind(agent, env)
     runner.begin(*env.reset(seed=seed, options=runner.reset_options))
