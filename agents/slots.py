@@ -2,43 +2,48 @@
 
 Small models cannot be trusted to *write* a query (Gemma 270M writes `search[SEP]`), but they
 can rank a handful of candidate queries by likelihood. The candidates are spans of the task's
-own words: all content words, and each clause's content words.
+own words: all content words, and each clause's content words. Which words are not content is
+English (`STOPWORDS`) plus what the env says of its own domain: `info["slot_stopwords"]`
+(see `envs.contract`; WebShop lists shopping words such as "buy" and "price").
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from envs.contract import SLOT
 
 STOPWORDS = frozenset(
     "a an the i im i'm am is are be been being me my we our you your it its this that these those to of in on at by "
     "for from with and or but so as if then than too very can could would should will shall may might must do does did "
-    "have has had want wanted need needs needed like looking look find buy get purchase shopping shop please "
-    "which what who whom whose price priced lower less under below dollars dollar up cost costs costing no more "
+    "have has had want wanted need needs needed like looking look find get please "
+    "which what who whom whose lower less under below up no more "
     "around about between within also some any".split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9\-'&]*")
 _CLAUSE = re.compile(r"[,;.]|\band\b|\bwith\b|\bfor\b|\bthat\b", re.IGNORECASE)
 
 
-def content_words(text: str) -> list[str]:
+def content_words(text: str, stopwords: Collection[str] = ()) -> list[str]:
+    """The words of `text` worth putting in a slot, in order, once each: no stopwords (English and the
+    env's `stopwords`), no numbers, no prices."""
     out: list[str] = []
     for w in _WORD.findall(text.lower()):
-        if w in STOPWORDS or w.replace(".", "").isdigit() or w.startswith("$"):
+        if w in STOPWORDS or w in stopwords or w.replace(".", "").isdigit() or w.startswith("$"):
             continue
         if w not in out:
             out.append(w)
     return out
 
 
-def task_spans(task: str, max_spans: int = 6, max_words: int = 10) -> list[str]:
+def task_spans(task: str, max_spans: int = 6, max_words: int = 10, stopwords: Collection[str] = ()) -> list[str]:
     """Candidate slot fillers, most complete first: all content words, then each clause's."""
     spans: list[str] = []
-    whole = content_words(task)[:max_words]
+    whole = content_words(task, stopwords)[:max_words]
     if whole:
         spans.append(" ".join(whole))
     for clause in _CLAUSE.split(task):
-        words = content_words(clause)[:max_words]
+        words = content_words(clause, stopwords)[:max_words]
         s = " ".join(words)
         if words and s not in spans:
             spans.append(s)
@@ -47,9 +52,12 @@ def task_spans(task: str, max_spans: int = 6, max_words: int = 10) -> list[str]:
     return spans
 
 
-def expand_templates(templates: list[str], task: str, max_spans: int = 6) -> list[str]:
-    """`search[...]` -> `search[<span>]` for each span of the task; templates without a task stay as they are."""
-    spans = task_spans(task, max_spans) if task else []
+def expand_templates(templates: list[str], task: str, max_spans: int = 6, stopwords: Collection[str] = ()) -> list[str]:
+    """`search[...]` -> `search[<span>]` for each span of the task; templates without a task stay as they are.
+
+    `stopwords`: the env's own words to leave out of a slot (`info["slot_stopwords"]`), on top of `STOPWORDS`.
+    """
+    spans = task_spans(task, max_spans, stopwords=frozenset(stopwords)) if task else []
     out: list[str] = []
     for t in templates:
         if SLOT in t and spans:

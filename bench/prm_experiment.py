@@ -342,6 +342,7 @@ def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
     path = work / f"siblings_{prm_name}.json"
     if path.exists():
         return json.loads(path.read_text())
+    from envs.contract import restore_env
     from prm.model import PRMModel
     from prm.policy import Sample, apply, rollout, start
     from prm.scoring import PRMScorer
@@ -361,7 +362,7 @@ def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
             acts = list(node.info.get("available_actions") or [])
             if node.done or len(acts) < 2:
                 continue
-            env.unwrapped.restore(node.snapshot)
+            restore_env(env, node.snapshot)
             expert = env.unwrapped.expert_action()
             if expert not in acts:
                 continue  # a search: its text is not among the listed actions

@@ -11,6 +11,8 @@ from prm.targets.td import TDMode
 
 
 class TDConfig(BaseModel):
+    """How TD labels are computed (`labels=td`): the paper's TD/GAE or SARSA(lambda), with gamma and lambda."""
+
     model_config = ConfigDict(extra="forbid")
 
     mode: TDMode = "paper"  # paper = AgentPRM's TD/GAE; sarsa = standard SARSA(lambda) bootstrapping
@@ -19,6 +21,8 @@ class TDConfig(BaseModel):
 
 
 class TrainConfig(BaseModel):
+    """`python -m prm.train` keys: data, labels, model, optimisation, output (defaults defined here once)."""
+
     model_config = ConfigDict(extra="forbid")
 
     data: list[str]  # run folders made by agents.run / agents.collect (or .jsonl files)

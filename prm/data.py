@@ -7,9 +7,10 @@ step exactly as scoring each prefix separately would (the promise of a_t must no
 
 A trajectory that does not fit `max_length` is cut into windows, each keeping the instruction
 and the most recent steps that fit; together they cover every step once. A long observation is cut
-around the text its action names (`click[<id>]`, `click[buy now]`), so the promise sees what the action
-acts on (`focus`; else its head). Tokenization is cached
-per text piece (observations and actions repeat a lot across sampled trajectories).
+around the text its action names (the argument of a `verb[argument]` action), so the promise sees
+what the action acts on (`focus`; else its head). Observations arrive here as the env's compact form
+when it has one (`prm.episodes.observation_compactor`). Tokenization is cached per text piece
+(observations and actions repeat a lot across sampled trajectories).
 """
 
 from __future__ import annotations
@@ -24,9 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 _SPACE = re.compile(r"\s+")
 _REPEATED_SEP = re.compile(r"(?:\[SEP\]\s*){2,}")
-_ARGUMENT = re.compile(r"\[(.+)\]\s*$")  # `click[b0abc]` -> `b0abc`
-# WebShop's text_rich markup: `[button] X [button_]` and `[clicked button] X [clicked button_]`, one part a line
-_RICH = re.compile(r"\[(clicked )?button\]\s*(.*?)\s*\[(?:clicked )?button_\]")
+_ARGUMENT = re.compile(r"\[(.+)\]\s*$")  # `verb[argument]` -> `argument`
 
 
 class TextConfig(BaseModel):
@@ -42,19 +41,8 @@ class TextConfig(BaseModel):
     focus: bool = True  # a long observation is cut around the text the action names (else: its head)
 
 
-def compact_rich(obs: str) -> str:
-    """WebShop's `text_rich` page in the `text` layout (parts joined by [SEP]), keeping what `text` drops: which
-    buttons are clicked (`teal (clicked)`). The chosen options are the state an item page's actions depend on;
-    the button markup around every label would cost ~8 tokens a button."""
-    if "button_]" not in obs:
-        return obs
-    obs = _RICH.sub(lambda m: f"{m.group(2)} (clicked)" if m.group(1) else m.group(2), obs)
-    return " [SEP] ".join(line.strip() for line in obs.splitlines() if line.strip())
-
-
 def clean_observation(obs: str, instruction: str) -> str:
     """Drop what the window already shows (the instruction) and collapse whitespace."""
-    obs = compact_rich(obs)
     if instruction:
         obs = obs.replace(instruction, " ")
     obs = obs.replace("Instruction:", " ")
@@ -90,6 +78,7 @@ class StepTokenizer:
 
     # ------------------------------------------------------------------ pieces
     def encode(self, text: str, limit: int) -> list[int]:
+        """Token ids of `text`, at most `limit` (cached by text and limit)."""
         if limit <= 0 or not text:
             return []
         key = f"{limit}\x00{text}"
@@ -103,12 +92,13 @@ class StepTokenizer:
         return ids
 
     def prefix(self, instruction: str) -> list[int]:
+        """The head every window starts with: [CLS] instruction [SEP]."""
         return self.head + self.encode(instruction, self.cfg.instruction_tokens) + self.sep
 
     def observation(self, obs: str, action: str) -> list[int]:
-        """The observation's tokens within `obs_tokens`: its head, or, when the action names text in it
-        (`click[<id>]` on a result list, `click[buy now]` at a page's end), half the budget before that text
-        and half from it on, so the promise sees what the action acts on."""
+        """The observation's tokens within `obs_tokens`: its head, or, when the action's argument is text in it
+        (`verb[<an item id>]` on a list, `verb[<a button label>]` at a page's end), half the budget before that
+        text and half from it on, so the promise sees what the action acts on."""
         limit = self.cfg.obs_tokens
         whole = self.encode(obs, 4 * limit)
         arg = _ARGUMENT.search(action) if self.cfg.focus else None
@@ -121,6 +111,7 @@ class StepTokenizer:
         return (before[len(before) - keep:] + after)[:limit]
 
     def block(self, instruction: str, obs: str, action: str, index: int) -> list[int]:
+        """One step's tokens: its number, the state, [SEP], the action and the marker the score is read at."""
         number = self.encode(f"step {index + 1}:", 8) if self.cfg.step_numbers else []
         return (number + self.observation(clean_observation(obs, instruction), action) + self.sep
                 + self.encode(action, self.cfg.action_tokens) + [self.marker_id])
@@ -158,18 +149,22 @@ class StepTokenizer:
 
     # ------------------------------------------------------------------ cache on disk
     def save_cache(self, path: Path) -> None:
+        """Write the token cache to `path` atomically (a training run reuses it on resume)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self.cache))
         tmp.replace(path)
 
     def load_cache(self, path: Path) -> None:
+        """Merge a cache written by `save_cache`, if the file exists."""
         if path.is_file():
             self.cache.update(json.loads(path.read_text()))
 
 
 @dataclass
 class Batch:
+    """Padded windows ready for the model: ids, block-causal attention, and where the markers are."""
+
     input_ids: torch.Tensor  # (B, L)
     attention_mask: torch.Tensor  # (B, 1, L, L) bool, block-causal
     marker_mask: torch.Tensor  # (B, L) bool
@@ -187,6 +182,7 @@ def block_causal_mask(blocks: torch.Tensor) -> torch.Tensor:
 
 
 def collate(windows: list[Window], pad_id: int) -> Batch:
+    """Pad `windows` into one `Batch`."""
     length = max(len(w.ids) for w in windows)
     ids = torch.full((len(windows), length), pad_id, dtype=torch.long)
     blocks = torch.full((len(windows), length), -1, dtype=torch.long)

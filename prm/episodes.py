@@ -2,34 +2,41 @@
 
 The trajectory store keeps everything an agent saw and did; a PRM needs less: the state s_t
 the agent acted in (the observation *before* step t), the action a_t, the reward after it, and
-whether the episode really ended (terminal) or was merely cut.
+whether the episode really ended (terminal) or was merely cut. States are read in the env's compact
+form when its class offers one (`envs.contract.CompactsObservations`, found from the recorded env id).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
+import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import load_env_creator
 
 from agents.trajectories.schema import EpisodeRecord
-from agents.trajectories.store import TrajectoryStore
+from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
+from envs.contract import CompactsObservations
 
 log = logging.getLogger(__name__)
 OutcomeMode = Literal["reward", "success"]
-TRAJECTORIES = "trajectories.jsonl"
 MC_LABELS = "mc_labels.jsonl"
+Compactor = Callable[[str], str]
 
 
 @dataclass
 class Trajectory:
+    """One episode as the PRM reads it: per-step state text, action and reward, and how it ended."""
+
     episode_id: str
     instruction: str
-    observations: list[str]  # s_t: what the agent saw before acting at step t
+    observations: list[str]  # s_t: what the agent saw before acting at step t (compacted, see the module doc)
     actions: list[str]  # a_t as text (an unparsed output is kept, marked, so the PRM can judge it)
     rewards: np.ndarray  # r_t after a_t
     terminal: bool  # nothing to bootstrap after the last step
@@ -43,7 +50,32 @@ class Trajectory:
         return len(self.actions)
 
 
+def unchanged(text: str) -> str:
+    """The identity compactor, for envs without `compact_observation`."""
+    return text
+
+
+def env_compactor(env: gym.Env) -> Compactor:
+    """The `compact_observation` of a live env (unwrapped), else `unchanged`."""
+    base = env.unwrapped
+    return base.compact_observation if isinstance(base, CompactsObservations) else unchanged
+
+
+@cache
+def observation_compactor(env_id: str) -> Compactor:
+    """The `compact_observation` of the env class registered as `env_id` (the env is not made), else `unchanged`."""
+    import envs  # noqa: F401  (registers the project's envs)
+
+    try:
+        entry = gym.spec(env_id).entry_point
+    except gym.error.Error:
+        return unchanged
+    cls = load_env_creator(entry) if isinstance(entry, str) else entry
+    return cls.compact_observation if isinstance(cls, CompactsObservations) else unchanged
+
+
 def step_action_text(step) -> str:
+    """A step's action as the PRM reads it: the action, or the unparsed output, marked."""
     if step.action is not None:
         return step.action
     return f"(unparsed output) {step.raw_output[:120]}"
@@ -53,7 +85,8 @@ def from_record(ep: EpisodeRecord, *, outcome: OutcomeMode = "reward", truncated
     """One episode record as a PRM trajectory; None for an episode with no steps."""
     if not ep.steps:
         return None
-    observations = [ep.initial_observation] + [s.observation for s in ep.steps[:-1]]
+    compact = observation_compactor(ep.env_id)
+    observations = [compact(o) for o in [ep.initial_observation] + [s.observation for s in ep.steps[:-1]]]
     actions = [step_action_text(s) for s in ep.steps]
     rewards = np.array([s.reward for s in ep.steps], dtype=np.float64)
     terminated = ep.outcome.terminated
@@ -102,6 +135,7 @@ def load_trajectories(paths: Iterable[str | Path], *, outcome: OutcomeMode = "re
 
 
 def read_mc_labels(path: Path) -> dict[str, np.ndarray]:
+    """Monte Carlo promise labels by episode id, from an mc_labels.jsonl ({} when there is none)."""
     if not path.is_file():
         return {}
     out = {}

@@ -20,6 +20,8 @@ from prm.targets.td import monte_carlo_returns, td_targets
 
 @dataclass
 class LossParts:
+    """The batch loss to backpropagate and its two terms as numbers, for logging."""
+
     loss: torch.Tensor
     l_q: float
     l_a: float

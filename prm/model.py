@@ -8,7 +8,6 @@ downloads). `save_pretrained(dir)` writes `backbone/` (config + safetensors + to
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -47,6 +46,7 @@ def resolve_backbone(name: str) -> str:
 
 
 class PRMModel(nn.Module):
+    """The process reward model: a text encoder whose hidden state at each step marker a linear head turns into a promise."""
     def __init__(self, backbone: nn.Module, tokenizer, cfg: PRMConfig) -> None:
         super().__init__()
         self.backbone = backbone
@@ -83,6 +83,7 @@ class PRMModel(nn.Module):
 
     @classmethod
     def from_pretrained(cls, directory: str | Path) -> PRMModel:
+        """Load a PRM written by `save_pretrained` (for scoring: in eval mode)."""
         from transformers import AutoModel, AutoTokenizer
 
         d = Path(directory)
@@ -96,6 +97,7 @@ class PRMModel(nn.Module):
         return model.eval()
 
     def save_pretrained(self, directory: str | Path) -> None:
+        """Write the backbone, its tokenizer, the head and `prm_config.json` to `directory`."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         self.backbone.save_pretrained(d / "backbone", safe_serialization=True)
@@ -125,6 +127,7 @@ class PRMModel(nn.Module):
 
     @property
     def device(self) -> torch.device:
+        """The device the weights are on."""
         return next(self.parameters()).device
 
 
@@ -135,6 +138,3 @@ def _set_dropout(hf_cfg, dropout: float | None) -> None:
         if hasattr(hf_cfg, key):
             setattr(hf_cfg, key, dropout)
 
-
-def save_json(path: Path, data: dict) -> None:
-    path.write_text(json.dumps(data, indent=2))

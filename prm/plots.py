@@ -9,6 +9,7 @@ log = logging.getLogger(__name__)
 
 
 def plot_history(history: list[dict], steps: list[dict], path: Path) -> bool:
+    """Draw the loss per update and the held-out metrics per epoch to `path`; False without matplotlib."""
     try:
         import matplotlib
 

@@ -12,21 +12,26 @@ so a finished node becomes an ordinary trajectory record.
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import gymnasium as gym
 
-from agents.brains.base import Brain
+from agents.brains.base import Brain, EnvBoundBrain
 from agents.core.agent import Agent
-from agents.core.loop import _jsonable
-from agents.trajectories.schema import EpisodeRecord, EpisodeStats, Outcome, StepRecord
-from envs.contract import Snapshottable
+from agents.core.loop import episode_summary, step_record
+from agents.trajectories.schema import EpisodeRecord, StepRecord
+from envs.contract import EnvSnapshot, restore_env, snapshot_env
+from envs.server.protocol import to_jsonable
+from prm.episodes import Compactor, env_compactor, unchanged
 
 
 @dataclass(frozen=True)
 class Sample:
+    """One action drawn from the policy, or its unparsable output, with what drawing it cost."""
+
     action: str | None  # None: the output did not parse into an action
     raw_output: str
     tokens_in: int = 0
@@ -36,8 +41,12 @@ class Sample:
 
 
 class ActionSampler(Protocol):
+    """A policy search and MC labels can draw actions from."""
+
     def sample(self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int,
-               seed: int) -> list[Sample]: ...
+               seed: int) -> list[Sample]:
+        """`n` actions for the state (`observation`, `info`) of `env`, reproducible from `seed`."""
+        ...
 
 
 class BrainSampler:
@@ -53,9 +62,9 @@ class BrainSampler:
 
     def sample(self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int,
                seed: int) -> list[Sample]:
-        bind = getattr(self.brain, "bind_env", None)
-        if bind is not None:
-            bind(env)
+        """`n` independent decisions of a memoryless agent at this state, one seed each."""
+        if isinstance(self.brain, EnvBoundBrain):
+            self.brain.bind_env(env)
         out = []
         for i in range(n):
             self.agent.reset(instruction, seed=seed * 1009 + i)
@@ -70,7 +79,7 @@ class BrainSampler:
 class Node:
     """A state reached by a sequence of steps; `observations[t]` is what step t acted in."""
 
-    snapshot: Any
+    snapshot: EnvSnapshot  # `envs.contract.snapshot_env`: the env's state and its step-limit counter
     observation: str
     info: dict[str, Any]
     instruction: str
@@ -82,9 +91,15 @@ class Node:
     truncated: bool = False
     last_reward: float = 0.0
     score: float | None = None  # PRM promise of the last step
+    compact: Compactor = field(default=unchanged, repr=False, compare=False)  # the env's compact_observation
+
+    def prm_item(self) -> tuple[str, list[str], list[str]]:
+        """(instruction, states as the PRM reads them, actions): what `PRMScorer` scores."""
+        return self.instruction, [self.compact(o) for o in self.observations], self.actions
 
     @property
     def done(self) -> bool:
+        """The episode is over here: really ended, or cut."""
         return self.terminated or self.truncated
 
     def outcome(self) -> float:
@@ -92,38 +107,37 @@ class Node:
         return self.last_reward if self.terminated else 0.0
 
 
-def _snapshottable(env: gym.Env) -> Snapshottable:
-    base = env.unwrapped
-    if not isinstance(base, Snapshottable):
-        raise TypeError(f"search and MC labels need an env with snapshot()/restore(); {type(base).__name__} has none")
-    return base
+def _snapshot(env: gym.Env) -> EnvSnapshot:
+    try:
+        return snapshot_env(env)
+    except TypeError as e:
+        raise TypeError(f"search and MC labels need an env with snapshot()/restore(): {e}") from e
 
 
 def start(env: gym.Env, seed: int | None = None, options: dict[str, Any] | None = None) -> Node:
+    """The root node: `env` reset with `seed` and `options`, snapshotted."""
     obs, info = env.reset(seed=seed, options=options)
-    return Node(_snapshottable(env).snapshot(), obs, info, str(info.get("instruction", "")), obs)
+    return Node(_snapshot(env), obs, info, str(info.get("instruction", "")), obs, compact=env_compactor(env))
 
 
 def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int) -> Node:
     """The child of `node` after `sample` (the env is restored to `node` first; it is left at the child)."""
-    base = _snapshottable(env)
-    index = len(node.steps)
-    common = dict(index=index, raw_output=sample.raw_output, tokens_in=sample.tokens_in, tokens_out=sample.tokens_out,
-                  latency_s=sample.latency_s)
+    common = dict(index=len(node.steps), raw_output=sample.raw_output, tokens_in=sample.tokens_in,
+                  tokens_out=sample.tokens_out, latency_s=sample.latency_s)
     if sample.action is None:
-        feedback = sample.error or "Your reply could not be parsed."
-        step = StepRecord(**common, action=None, parse_error=feedback, observation=feedback)
+        step = step_record(None, None, feedback=sample.error or "Your reply could not be parsed.", **common)
         child = replace(node, observations=node.observations + [node.observation],
                         actions=node.actions + [f"(unparsed output) {sample.raw_output[:120]}"],
                         steps=node.steps + [step], score=None)
     else:
-        base.restore(node.snapshot)
-        obs, reward, terminated, truncated, info = env.step(sample.action)
-        step = StepRecord(**common, action=sample.action, env_error=info.get("error"), observation=obs,
-                          reward=float(reward), terminated=bool(terminated), truncated=bool(truncated), info=_jsonable(info))
-        child = Node(base.snapshot(), obs, info, node.instruction, node.initial_observation,
-                     node.observations + [node.observation], node.actions + [sample.action], node.steps + [step],
-                     bool(terminated), bool(truncated), float(reward) if reward else node.last_reward)
+        restore_env(env, node.snapshot)
+        result = env.step(sample.action)
+        obs, reward, terminated, truncated, info = result
+        child = Node(_snapshot(env), obs, info, node.instruction, node.initial_observation,
+                     node.observations + [node.observation], node.actions + [sample.action],
+                     node.steps + [step_record(sample.action, result, **common)],
+                     bool(terminated), bool(truncated), float(reward) if reward else node.last_reward,
+                     compact=node.compact)
     if not child.done and len(child.steps) >= max_steps:
         child.truncated = True
         child.steps[-1] = child.steps[-1].model_copy(update={"truncated": True})
@@ -148,20 +162,15 @@ def to_episode(node: Node, *, episode_id: str, env_name: str, env_id: str, seed:
                env_kwargs: dict[str, Any] | None = None, meta: dict[str, Any] | None = None,
                success_threshold: float = 1.0, started_at: float | None = None) -> EpisodeRecord:
     """A finished node as a trajectory record (the same schema `agents.run` writes)."""
-    steps = node.steps
-    total = sum(s.reward for s in steps)
     reason = None if node.terminated else ("max_steps" if node.truncated else None)
-    outcome = Outcome(reward=node.last_reward, total_reward=total, success=node.last_reward >= success_threshold,
-                      terminated=node.terminated, truncated=node.truncated, truncation_reason=reason)
-    stats = EpisodeStats(steps=len(steps), env_steps=sum(1 for s in steps if s.action is not None),
-                         invalid_actions=sum(1 for s in steps if s.env_error), parse_failures=sum(1 for s in steps if s.parse_error),
-                         tokens_in=sum(s.tokens_in for s in steps), tokens_out=sum(s.tokens_out for s in steps),
-                         brain_time_s=sum(s.latency_s for s in steps), wall_time_s=0.0)
+    outcome, stats = episode_summary(node.steps, last_reward=node.last_reward, terminated=node.terminated,
+                                     truncated=node.truncated, truncation_reason=reason,
+                                     success_threshold=success_threshold, wall_time_s=0.0)
     now = time.time()
-    return EpisodeRecord(episode_id=episode_id, env=env_name, env_id=env_id, env_kwargs=_jsonable(env_kwargs or {}), seed=seed,
-                         instruction=node.instruction, initial_observation=node.initial_observation, brain=brain, model=model,
-                         steps=steps, outcome=outcome, stats=stats, started_at=started_at or now, finished_at=now,
-                         meta=_jsonable(meta or {}))
+    return EpisodeRecord(episode_id=episode_id, env=env_name, env_id=env_id, env_kwargs=to_jsonable(env_kwargs or {}),
+                         seed=seed, instruction=node.instruction, initial_observation=node.initial_observation,
+                         brain=brain, model=model, steps=node.steps, outcome=outcome, stats=stats,
+                         started_at=started_at or now, finished_at=now, meta=to_jsonable(meta or {}))
 
 
 def branch_points(path: list[Node]) -> list[int]:
@@ -174,12 +183,10 @@ def branch_rollouts(env: gym.Env, base: ActionSampler, cont: ActionSampler, root
     """Trajectories that leave a `base`-policy path at a random state with a random listed action, then follow `cont`.
 
     Why: independent policy trajectories rarely contain two different actions at the same state, yet that is
-    what beam search and reranking ask a PRM to compare (a premature `click[buy now]` next to the right option).
-    Each branch shares the path's prefix, so its TD targets contrast the sibling actions. Returns the final
+    what beam search and reranking ask a PRM to compare (WebShop: a premature `click[buy now]` next to the right
+    option). Each branch shares the path's prefix, so its TD targets contrast the sibling actions. Returns the final
     nodes (the base path first) and the number of sampled steps.
     """
-    import random
-
     rng = random.Random(seed)
     path = [root]
     end, steps = rollout(env, base, root, seed=seed, max_steps=max_steps, path=path)
@@ -206,8 +213,6 @@ def ending_branches(env: gym.Env, path: list[Node], *, branches: int, seed: int,
     ends the episode there (and is not what the path did next) becomes a trajectory whose label is exact: its own
     outcome, no rollout needed. Returns the nodes and the number of env steps spent probing.
     """
-    import random
-
     rng = random.Random(seed)
     states = branch_points(path)
     barren: set[int] = set()  # states already probed that have no ending action: not stepped again

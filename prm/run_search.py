@@ -1,7 +1,7 @@
 """Run PRM-guided search episodes and write them as trajectories (with per-step promise/progress).
 
-`python -m prm.search` is the entry point; this module holds the work so tests can call it
-with a plain dict, like `agents.runner.run_config`.
+`python -m prm.search` runs `main` below (through `prm/search/__main__.py`, so the library
+`prm.search` never imports its driver); `run_search` holds the work so tests can call it with a plain dict.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from agents.core.factory import build_brain, make_env
-from agents.trajectories.store import TrajectoryStore
+from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from prm.dense import annotate
-from prm.episodes import TRAJECTORIES
 from prm.model import PRMModel
 from prm.policy import BrainSampler, to_episode
 from prm.scoring import PRMScorer
@@ -28,6 +27,8 @@ log = logging.getLogger(__name__)
 
 
 class SearchConfig(BaseModel):
+    """`python -m prm.search` keys: the PRM, the strategy and its budget, the env / brain / agent groups."""
+
     model_config = ConfigDict(extra="allow")
 
     model: str | None = None  # a saved PRM; None only for strategy=random
@@ -46,6 +47,7 @@ class SearchConfig(BaseModel):
 
 
 def run_search(cfg: dict[str, Any], console: Console | None = None) -> list[SearchResult]:
+    """Run `episodes` searches, write each chosen trajectory (PRM-annotated) to `out`, print a summary table."""
     c = SearchConfig.model_validate(cfg)
     console = console or Console(stderr=True)
     if c.strategy != "random" and not c.model:
@@ -96,3 +98,31 @@ def _table(c: SearchConfig, results: list[SearchResult]) -> Table:
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def main() -> None:
+    """`python -m prm.search ...` (Hydra; see prm/conf/search.yaml)."""
+    import sys
+
+    import hydra
+    from omegaconf import DictConfig, OmegaConf
+
+    @hydra.main(version_base="1.3", config_path=str(Path(__file__).resolve().parent / "conf"), config_name="search")
+    def _run(cfg: DictConfig) -> None:
+        from agents.brains.base import BrainError
+        from agents.core.factory import ConfigError
+
+        plain = OmegaConf.to_container(cfg, resolve=True)
+        plain.pop("log_level", None)  # type: ignore[union-attr]
+        try:
+            run_search(plain)  # type: ignore[arg-type]
+        except (ConfigError, BrainError, ValueError, FileNotFoundError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            sys.exit(2)
+
+    import agents
+
+    conf = Path(agents.__file__).resolve().parent / "conf"
+    if not any(a.startswith("hydra.searchpath") for a in sys.argv[1:]):
+        sys.argv.append(f"hydra.searchpath=[file://{conf}]")
+    _run()

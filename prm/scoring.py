@@ -23,6 +23,8 @@ Item = tuple[str, Sequence[str], Sequence[str]]  # (instruction, observations s_
 
 @dataclass
 class ScorerStats:
+    """What scoring has cost so far: model windows, cache hits, step scores, seconds."""
+
     windows: int = 0  # windows run through the model
     cache_hits: int = 0
     markers: int = 0  # step scores produced by the model
@@ -30,6 +32,7 @@ class ScorerStats:
 
 
 class PRMScorer:
+    """Scores the steps of (partial) trajectories with a trained PRM, batching windows and caching their scores."""
     def __init__(self, model: PRMModel, batch_size: int = 16, cache_size: int = 100_000) -> None:
         self.model = model.eval()
         self.batch_size = batch_size
@@ -96,4 +99,5 @@ class PRMScorer:
         return np.array([s[-1] for s in self.run_windows(windows)])
 
     def score_trajectories(self, trajs: Sequence[Trajectory]) -> list[np.ndarray]:
+        """Every step's promise for each trajectory."""
         return self.score_many([(t.instruction, t.observations, t.actions) for t in trajs])

@@ -42,6 +42,7 @@ STATE = "trainer_state.pt"
 
 
 def seed_everything(seed: int) -> None:
+    """Seed Python's, numpy's and torch's generators (training is reproducible per seed)."""
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -96,6 +97,8 @@ def evaluate(scorer: PRMScorer, heldout: list[Trajectory], cfg: TrainConfig) -> 
 
 
 class Trainer:
+    """One training run: data, model, optimiser, held-out evaluation, checkpoints (resumable) and outputs."""
+
     def __init__(self, cfg: TrainConfig, console: Console | None = None) -> None:
         self.cfg = cfg
         self.out = Path(cfg.out)
@@ -107,6 +110,7 @@ class Trainer:
 
     # ------------------------------------------------------------------ setup
     def setup(self) -> None:
+        """Load and split the data, build the model and optimiser; resume from the checkpoint if one exists."""
         cfg = self.cfg
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
@@ -154,6 +158,7 @@ class Trainer:
 
     # ------------------------------------------------------------------ loop
     def train_epoch(self, progress: Progress, task) -> dict[str, float]:
+        """One pass over the training trajectories; returns the mean loss terms and the time it took."""
         cfg, model = self.cfg, self.model
         model.train()
         rng = np.random.default_rng(cfg.seed * 1000 + self.epoch)
@@ -183,6 +188,7 @@ class Trainer:
         return {k: v / n for k, v in sums.items()} | {"train_seconds": time.perf_counter() - t0}
 
     def run(self) -> list[dict[str, Any]]:
+        """Train every remaining epoch, evaluating and checkpointing after each; returns the per-epoch history."""
         cfg = self.cfg
         self.out.mkdir(parents=True, exist_ok=True)
         self.setup()
@@ -253,6 +259,7 @@ class Trainer:
 
 
 def history_table(history: list[dict[str, Any]]) -> Table:
+    """The per-epoch held-out metrics as a rich table."""
     t = Table(title="AgentPRM training (held-out)")
     cols = ["epoch", "loss", "mse_vs_mc", "mse_vs_return", "pairwise_acc", "spearman", "success_auc", "train_seconds"]
     for c in cols:

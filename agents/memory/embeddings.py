@@ -230,3 +230,8 @@ def get_embedder(name: str = "minilm", backend: Backend | None = None) -> Embedd
     if key not in _SHARED:
         _SHARED[key] = MiniLMEmbedder(backend=backend)
     return _SHARED[key]
+
+
+def embedder_or_lexical(given: Embedder | None, name: str) -> Embedder | None:
+    """`given`, else the shared embedder `name`; None for `lexical` (the memory then ranks by word overlap)."""
+    return given or (None if name == "lexical" else get_embedder(name))

@@ -17,11 +17,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter, names_to_config
-from agents.memory.budget import pack_indices
+from agents.memory.budget import pack_text
 from agents.memory.embeddings import Embedder, get_embedder
 from agents.memory.scoring import ScoreWeights
 from agents.memory.sqlite_store import SQLiteStore
-from agents.memory.state import ItemModel, check_header, parse_model
+from agents.memory.state import check_header, parse_model
+from agents.memory.text import outcome_text
 from agents.memory.vector_index import VectorMatrix
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class EpisodicState(BaseModel):
     embedder: str
     count: int = Field(ge=0)
     episode: int = Field(ge=0)
-    items: list[ItemModel] | None = None  # inlined only for an in-memory store
+    items: list[MemoryItem] | None = None  # inlined only for an in-memory store
     embeddings_b64: str | None = None
 
 
@@ -161,9 +162,9 @@ class EpisodicMemory:
     def build_context(self, query: str, budget_tokens: int, count_tokens: TokenCounter) -> str:
         found = self.retrieve(query, self.config.context_k)  # best first = packing priority
         lines = [f"[{it.kind} #{int(it.meta.get('seq', 0))}] {it.text}" for it in found]
-        kept = pack_indices(lines, budget_tokens, count_tokens, header="Relevant memories:")
-        kept.sort(key=lambda i: found[i].meta.get("seq", 0))  # chronological reads better than score order
-        self.last_injected = "\n".join(["Relevant memories:", *(lines[i] for i in kept)]) if kept else ""
+        # chronological reads better than score order
+        self.last_injected = pack_text(lines, budget_tokens, count_tokens, "Relevant memories:",
+                                       order=lambda i: found[i].meta.get("seq", 0))
         return self.last_injected
 
     # -- episodes -----------------------------------------------------------------------------
@@ -175,9 +176,8 @@ class EpisodicMemory:
 
     def on_episode_end(self, outcome: dict[str, Any]) -> None:
         if self.config.log_episodes:
-            parts = ", ".join(f"{k}={v}" for k, v in outcome.items() if isinstance(v, (str, int, float, bool)))
-            self.add(MemoryItem(f"Episode {self._episode} ended: {parts}", kind="outcome", importance=1.0,
-                                meta={"episode": self._episode}))
+            self.add(MemoryItem(f"Episode {self._episode} ended: {outcome_text(outcome)}", kind="outcome",
+                                importance=1.0, meta={"episode": self._episode}))
         self.flush()
 
     # -- state --------------------------------------------------------------------------------
@@ -204,7 +204,7 @@ class EpisodicMemory:
         if config.path == ":memory:":
             if st.items is None or st.embeddings_b64 is None:
                 raise MemoryStateError("episodic memory state of an in-memory store lacks 'items'/'embeddings_b64'")
-            items = [i.to_item() for i in st.items]
+            items = list(st.items)
             try:
                 raw = base64.b64decode(st.embeddings_b64, validate=True)
                 emb = np.frombuffer(raw, dtype="<f4").reshape(len(items), self.embedder.dim).astype(np.float32)

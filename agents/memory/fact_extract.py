@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from agents.memory.base import ask, require_complete
+
 log = logging.getLogger(__name__)
 
 
@@ -77,15 +79,13 @@ class BrainExtractor:
               "'I'/'my'. Output nothing else; output nothing if there is no fact.")
 
     def __init__(self, brain: Any, max_tokens: int = 96) -> None:
-        self.brain = brain
+        self.brain = require_complete(brain)
         self.max_tokens = max_tokens
 
     def extract(self, text: str, speaker: str | None = None) -> list[Triple]:
         user = f"Speaker: {speaker or 'unknown'}\nText: {text}"
-        out = self.brain.complete([{"role": "system", "content": self.SYSTEM}, {"role": "user", "content": user}],
-                                  temperature=0.0, max_tokens=self.max_tokens)
         triples = []
-        for line in (out.text or "").splitlines():
+        for line in ask(self.brain, self.SYSTEM, user, max_tokens=self.max_tokens).splitlines():
             parts = [p.strip() for p in line.strip(" -*").split("|")]
             if len(parts) == 3 and all(parts):
                 triples.append(Triple(parts[0], normalize_relation(parts[1]), parts[2]))

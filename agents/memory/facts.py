@@ -15,9 +15,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter, names_to_config
-from agents.memory.budget import pack_indices
-from agents.memory.embeddings import Embedder, get_embedder
+from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter, brain_or_rule, names_to_config
+from agents.memory.budget import pack_text
+from agents.memory.embeddings import Embedder, embedder_or_lexical
 from agents.memory.fact_extract import BrainExtractor, Extractor, RuleExtractor, Triple, normalize_relation
 from agents.memory.state import check_header, parse_model
 from agents.memory.text import overlap_score
@@ -53,21 +53,11 @@ class Fact:
         return f"{self.subject} {self.relation}: {self.value}"
 
 
-class FactModel(BaseModel):
-    subject: str
-    relation: str
-    value: str
-    time: float
-    until: float | None = None
-    source: Any = None
-    confirmations: int = 1
-
-
 class FactsState(BaseModel):
     config: FactsConfig
     seq: float
-    current: list[FactModel]
-    history: list[FactModel]
+    current: list[Fact]
+    history: list[Fact]
 
 
 @dataclass
@@ -123,11 +113,9 @@ class FactsMemory:
         self.config = config or FactsConfig(**kwargs)
         c = self.config
         if extractor is None and c.extractor != "none":
-            if c.extractor == "brain" and brain is None:
-                raise ValueError("facts memory with extractor='brain' needs a brain")
-            extractor = BrainExtractor(brain) if brain is not None and c.extractor != "rule" else RuleExtractor()
+            extractor = brain_or_rule(c.extractor, brain, BrainExtractor, RuleExtractor, "facts memory with extractor")
         self.extractor = extractor
-        self.embedder = embedder or (None if c.embedder == "lexical" else get_embedder(c.embedder))
+        self.embedder = embedder_or_lexical(embedder, c.embedder)
         self.table = FactTable(multi_valued={normalize_relation(r) for r in c.multi_valued})
         self._seq = 0.0
         self.last_injected = ""
@@ -190,9 +178,7 @@ class FactsMemory:
                 last = it.meta["history"][-1]
                 line += f"; earlier: {last['value']} (until t={last['until']:g})"
             lines.append(line)
-        header = "Known facts (current values):"
-        kept = pack_indices(lines, budget_tokens, count_tokens, header=header)
-        self.last_injected = "\n".join([header, *(lines[i] for i in kept)]) if kept else ""
+        self.last_injected = pack_text(lines, budget_tokens, count_tokens, "Known facts (current values):")
         return self.last_injected
 
     def on_episode_start(self, instruction: str) -> None:
@@ -210,13 +196,12 @@ class FactsMemory:
         check_header(state, self.name, STATE_VERSION)
         st = parse_model(FactsState, state, "facts memory state")
         table = FactTable(multi_valued={normalize_relation(r) for r in st.config.multi_valued})
-        for i, fm in enumerate(st.current):
-            if fm.until is not None:
-                raise MemoryStateError(f"facts memory state: current[{i}] has until={fm.until}; "
+        for i, f in enumerate(st.current):
+            if f.until is not None:
+                raise MemoryStateError(f"facts memory state: current[{i}] has until={f.until}; "
                                        "a current fact cannot be superseded")
-            f = Fact(**fm.model_dump())
             table.current.setdefault(f.key, []).append(f)
-        table.history = [Fact(**fm.model_dump()) for fm in st.history]
+        table.history = list(st.history)
         self.config, self.table, self._seq = st.config, table, st.seq
 
     def clear(self) -> None:

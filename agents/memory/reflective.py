@@ -14,9 +14,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.memory.base import MemoryItem, TokenCounter, names_to_config
-from agents.memory.budget import pack_indices
-from agents.memory.embeddings import Embedder, get_embedder
+from agents.memory.base import MemoryItem, TokenCounter, brain_or_rule, names_to_config
+from agents.memory.budget import pack_text
+from agents.memory.embeddings import Embedder, embedder_or_lexical
 from agents.memory.reflectors import BrainReflector, Reflector, RuleReflector, succeeded
 from agents.memory.state import check_header, parse_model
 from agents.memory.text import overlap_score
@@ -43,18 +43,10 @@ class Lesson:
     count: int = 1  # times the same lesson was derived again
 
 
-class LessonModel(BaseModel):
-    text: str
-    instruction: str
-    success: bool
-    episode: int
-    count: int = 1
-
-
 class ReflectiveState(BaseModel):
     config: ReflectiveConfig
     episode: int = Field(ge=0)
-    lessons: list[LessonModel]
+    lessons: list[Lesson]
 
 
 class ReflectiveMemory:
@@ -65,13 +57,9 @@ class ReflectiveMemory:
         embedder, reflector = names_to_config(kwargs, embedder=embedder, reflector=reflector)
         self.config = config or ReflectiveConfig(**kwargs)
         c = self.config
-        if reflector is None:
-            if c.reflector == "brain" and brain is None:
-                raise ValueError("reflective memory with reflector='brain' needs a brain")
-            use_brain = brain is not None and c.reflector != "rule"
-            reflector = BrainReflector(brain) if use_brain else RuleReflector()
-        self.reflector = reflector
-        self.embedder = embedder or (None if c.embedder == "lexical" else get_embedder(c.embedder))
+        self.reflector = reflector or brain_or_rule(c.reflector, brain, BrainReflector, RuleReflector,
+                                                    "reflective memory with reflector")
+        self.embedder = embedder_or_lexical(embedder, c.embedder)
         self.lessons: list[Lesson] = []
         self._vecs: np.ndarray | None = None
         self.events: deque[MemoryItem] = deque(maxlen=c.max_events)
@@ -119,9 +107,7 @@ class ReflectiveMemory:
     def build_context(self, query: str, budget_tokens: int, count_tokens: TokenCounter) -> str:
         chosen = self.active or self._rank(query, self.config.inject_k)
         lines = [f"- {l.text}" for l in chosen]
-        header = "Lessons from earlier episodes:"
-        kept = pack_indices(lines, budget_tokens, count_tokens, header=header)
-        self.last_injected = "\n".join([header, *(lines[i] for i in kept)]) if kept else ""
+        self.last_injected = pack_text(lines, budget_tokens, count_tokens, "Lessons from earlier episodes:")
         return self.last_injected
 
     def on_episode_start(self, instruction: str) -> None:
@@ -159,7 +145,7 @@ class ReflectiveMemory:
         st = parse_model(ReflectiveState, state, "reflective memory state")
         self.config = st.config
         self.events = deque(self.events, maxlen=st.config.max_events)
-        self.lessons = [Lesson(**l.model_dump()) for l in st.lessons]
+        self.lessons = list(st.lessons)
         self.episode, self._vecs, self.active = st.episode, None, []
 
     def clear(self) -> None:

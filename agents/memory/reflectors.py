@@ -10,8 +10,8 @@ import logging
 import re
 from typing import Any, Protocol
 
-from agents.memory.base import MemoryItem
-from agents.memory.text import overlap_score, render
+from agents.memory.base import MemoryItem, ask, require_complete
+from agents.memory.text import outcome_text, overlap_score, render
 
 log = logging.getLogger(__name__)
 
@@ -22,32 +22,34 @@ _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*(.+?)\s*$")
 
 
 def succeeded(outcome: dict[str, Any]) -> bool:
+    """Whether an outcome counts as a success: its `success` flag, else a positive reward."""
     if "success" in outcome:
         return bool(outcome["success"])
     return float(outcome.get("reward", 0) or 0) > 0
 
 
 class Reflector(Protocol):
+    """Turns a finished episode (task, trace, outcome) into short lessons for the next one."""
+
     def reflect(self, instruction: str, events: list[MemoryItem], outcome: dict[str, Any]) -> list[str]: ...
 
 
 class BrainReflector:
+    """Lessons written by a brain from the trace and the outcome (Reflexion); the rule reflector when it gives none."""
+
     def __init__(self, brain: Any, max_tokens: int = 160, max_event_chars: int = 3000) -> None:
-        if not hasattr(brain, "complete"):
-            raise TypeError(f"brain must have complete(messages, ...), got {type(brain).__name__}")
-        self.brain = brain
+        self.brain = require_complete(brain)
         self.max_tokens = max_tokens
         self.max_event_chars = max_event_chars
 
     def reflect(self, instruction: str, events: list[MemoryItem], outcome: dict[str, Any]) -> list[str]:
         trace = "\n".join(render(e) for e in events)[-self.max_event_chars:]
         verdict = "SUCCEEDED" if succeeded(outcome) else "FAILED"
-        facts = ", ".join(f"{k}={v}" for k, v in outcome.items() if isinstance(v, (str, int, float, bool)))
-        user = f"Task: {instruction}\n\nWhat happened:\n{trace}\n\nOutcome: {verdict} ({facts})\n\nLessons:"
-        out = self.brain.complete([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
-                                  temperature=0.0, max_tokens=self.max_tokens)
+        user = (f"Task: {instruction}\n\nWhat happened:\n{trace}\n\nOutcome: {verdict} ({outcome_text(outcome)})"
+                "\n\nLessons:")
+        reply = ask(self.brain, SYSTEM, user, max_tokens=self.max_tokens)
         # small models often echo the instructions back: such a "lesson" teaches nothing
-        lessons = [l for l in parse_lessons(out.text or "") if overlap_score(l, SYSTEM) < 0.5]
+        lessons = [l for l in parse_lessons(reply) if overlap_score(l, SYSTEM) < 0.5]
         if not lessons:
             log.warning("reflection brain gave no usable lesson; falling back to the rule reflector")
             return RuleReflector().reflect(instruction, events, outcome)
@@ -81,7 +83,7 @@ class RuleReflector:
         return " ".join(last.text.split())[: self.max_verdict_chars]
 
     def reflect(self, instruction: str, events: list[MemoryItem], outcome: dict[str, Any]) -> list[str]:
-        lessons: list[str] = [str(x) for x in outcome.get("lessons", []) if str(x).strip()]
+        lessons: list[str] = []
         seen_errors: set[str] = set()
         last_action = ""
         for e in events:
@@ -99,7 +101,7 @@ class RuleReflector:
             if path:
                 lessons.append(f"For a task like '{task}', this worked in {len(actions)} steps: {path}")
         else:
-            reason = (outcome.get("reason") or outcome.get("truncation_reason")
+            reason = (outcome.get("truncation_reason")
                       or ("ran out of steps" if outcome.get("truncated") else "it failed"))
             tried = f"trying {path} " if path else ""
             lessons.append(f"For a task like '{task}', {tried}did not succeed ({reason}); try a different approach")

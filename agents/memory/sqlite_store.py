@@ -99,9 +99,6 @@ class SQLiteStore:
                 out[rid] = MemoryItem(text, kind, time, imp, json.loads(meta))
         return out
 
-    def count(self) -> int:
-        return int(self.conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
-
     def clear(self) -> None:
         with self.conn:
             self.conn.execute("DELETE FROM memories")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from agents.memory.base import MemoryItem, MemoryStateError
 
-M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def check_header(state: Any, kind: str, version: int) -> dict[str, Any]:
@@ -22,30 +23,24 @@ def check_header(state: Any, kind: str, version: int) -> dict[str, Any]:
     return state
 
 
-def parse_model(model: type[M], raw: Any, where: str) -> M:
-    """Validate one part of a state with pydantic and turn its error into a `MemoryStateError` naming `where`."""
+@cache
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(kind)
+
+
+def parse_model(kind: type[T], raw: Any, where: str) -> T:
+    """Validate one part of a state (a pydantic model or a dataclass) and turn its error into a
+    `MemoryStateError` naming `where`."""
     try:
-        return model.model_validate(raw)
+        return _adapter(kind).validate_python(raw)
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         raise MemoryStateError(f"{where} is malformed at '{loc}': {first['msg']}") from e
 
 
-class ItemModel(BaseModel):
-    """The wire form of a `MemoryItem` inside a saved state."""
-
-    text: str
-    kind: str = "event"
-    time: float = 0.0
-    importance: float = 0.0
-    meta: dict[str, Any] = {}
-
-    def to_item(self) -> MemoryItem:
-        return MemoryItem(text=self.text, kind=self.kind, time=self.time, importance=self.importance, meta=dict(self.meta))
-
-
 def parse_items(raw: Any, where: str) -> list[MemoryItem]:
+    """A saved list of `MemoryItem`s (their `asdict` form), each validated."""
     if not isinstance(raw, list):
         raise MemoryStateError(f"{where} must be a list, got {type(raw).__name__}")
-    return [parse_model(ItemModel, r, f"{where}[{i}]").to_item() for i, r in enumerate(raw)]
+    return [parse_model(MemoryItem, r, f"{where}[{i}]") for i, r in enumerate(raw)]

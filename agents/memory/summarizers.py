@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
-from agents.memory.base import MemoryItem
+from agents.memory.base import MemoryItem, ask, require_complete
 from agents.memory.text import render
 
 log = logging.getLogger(__name__)
@@ -21,14 +21,16 @@ SYSTEM = ("You maintain a concise running summary of what an agent has seen and 
 
 
 class Summarizer(Protocol):
+    """Folds events into a running summary."""
+
     def summarize(self, previous: str, events: list[MemoryItem]) -> str: ...
 
 
 class BrainSummarizer:
+    """A running summary rewritten by a brain; extractive when the brain returns nothing."""
+
     def __init__(self, brain: Any, max_tokens: int = 256, temperature: float = 0.0) -> None:
-        if not hasattr(brain, "complete"):
-            raise TypeError(f"brain must have complete(messages, ...), got {type(brain).__name__}")
-        self.brain = brain
+        self.brain = require_complete(brain)
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.calls = 0
@@ -36,10 +38,8 @@ class BrainSummarizer:
     def summarize(self, previous: str, events: list[MemoryItem]) -> str:
         new = "\n".join(render(e) for e in events)
         user = f"Current summary:\n{previous or '(empty)'}\n\nNew events:\n{new}\n\nWrite the updated summary."
-        out = self.brain.complete([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
-                                  temperature=self.temperature, max_tokens=self.max_tokens)
+        text = ask(self.brain, SYSTEM, user, max_tokens=self.max_tokens, temperature=self.temperature).strip()
         self.calls += 1
-        text = (out.text or "").strip()
         if not text:
             log.warning("summary brain returned empty text; keeping the events extractively")
             return ExtractiveSummarizer().summarize(previous, events)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.memory.base import MemoryItem, TokenCounter
 from agents.memory.budget import pack_indices
-from agents.memory.state import ItemModel, check_header, parse_model
+from agents.memory.state import check_header, parse_model
 from agents.memory.summarizers import BrainSummarizer, ExtractiveSummarizer, Summarizer
 from agents.memory.text import render
 
@@ -41,7 +41,7 @@ class SummaryState(BaseModel):
     summary: str
     folded: int = Field(ge=0)
     summary_sources: list[Any]
-    window: list[ItemModel]
+    window: list[MemoryItem]
 
 
 class SummaryMemory:
@@ -113,7 +113,7 @@ class SummaryMemory:
         check_header(state, self.name, STATE_VERSION)
         st = parse_model(SummaryState, state, "summary memory state")
         self.config = st.config
-        self.window = [i.to_item() for i in st.window]
+        self.window = list(st.window)
         self.summary, self.folded, self.summary_sources = st.summary, st.folded, list(st.summary_sources)
 
     def clear(self) -> None:

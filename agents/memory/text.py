@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from agents.memory.base import MemoryItem
 
@@ -36,3 +37,8 @@ def overlap_score(query: str, text: str) -> float:
 def render(item: MemoryItem) -> str:
     """One prompt line for an item."""
     return f"[{item.kind}] {item.text}"
+
+
+def outcome_text(outcome: dict[str, Any]) -> str:
+    """An episode outcome's plain fields as `key=value, ...` (for a prompt or a memory line)."""
+    return ", ".join(f"{k}={v}" for k, v in outcome.items() if isinstance(v, (str, int, float, bool)))

@@ -8,6 +8,7 @@ buttons as `[button] ... [button_]` and chosen options as `[clicked button] ... 
 from __future__ import annotations
 
 import html as _html
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -141,6 +142,19 @@ def breakdown_html(b: RewardBreakdown) -> str:
     return f'<table class="breakdown" id="breakdown">{cells}</table>'
 
 
+_RICH_BUTTON = re.compile(r"\[(clicked )?button\]\s*(.*?)\s*\[(?:clicked )?button_\]")
+
+
+def compact_text_rich(obs: str) -> str:
+    """A `text_rich` page in the `text` layout (parts joined by [SEP]), keeping what `text` drops: which
+    buttons are clicked (`teal (clicked)`). The chosen options are the state an item page's actions depend on;
+    the button markup around every label would cost ~8 tokens a button. Any other text passes unchanged."""
+    if "button_]" not in obs:
+        return obs
+    obs = _RICH_BUTTON.sub(lambda m: f"{m.group(2)} (clicked)" if m.group(1) else m.group(2), obs)
+    return " [SEP] ".join(line.strip() for line in obs.splitlines() if line.strip())
+
+
 def render(view: View, mode: ObservationMode) -> str:
     if mode == "text":
         return render_text(view)
@@ -149,5 +163,5 @@ def render(view: View, mode: ObservationMode) -> str:
     return render_html(view)
 
 
-__all__ = ["MODES", "ObservationMode", "View", "render", "render_html", "breakdown_html", "parts",
+__all__ = ["MODES", "ObservationMode", "View", "render", "render_html", "breakdown_html", "parts", "compact_text_rich",
            "BACK_TO_SEARCH", "BUY_NOW", "NEXT", "PREV"]

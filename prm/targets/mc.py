@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class MCLabels:
+    """Monte Carlo promise labels of one episode and the policy steps they cost."""
+
     episode_id: str
     q: np.ndarray  # per step: mean outcome of K rollouts from the state after a_t
     sampled_steps: int  # policy steps spent on the rollouts

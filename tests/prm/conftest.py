@@ -13,11 +13,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import envs  # noqa: F401
 
 SMALL = 2_000
+MAX_STEPS = 15  # the step limit every search and rollout here applies (`prm.policy.apply` cuts at it)
 
 
 @pytest.fixture(scope="session")
 def shop_kwargs() -> dict:
-    return {"num_products": SMALL, "max_steps": 15}
+    return {"num_products": SMALL}
 
 
 @pytest.fixture
@@ -65,7 +66,7 @@ def collect_run(folder, split: str, goals: list[int], per_goal: int, epsilon: fl
     for g in goals:
         root = start(env, options={"goal_index": g})
         for j in range(per_goal):
-            end, _ = rollout(env, sampler, root, seed=seed * 1000 + g * 10 + j, max_steps=shop_kwargs["max_steps"])
+            end, _ = rollout(env, sampler, root, seed=seed * 1000 + g * 10 + j, max_steps=MAX_STEPS)
             ep = to_episode(end, episode_id=f"{split}-{g}-{j}", env_name="webshop", env_id="agentsim/WebShop-v0", seed=0,
                             brain="scripted", env_kwargs={"split": split, **shop_kwargs},
                             meta={"reset_options": {"goal_index": g}})

@@ -111,11 +111,15 @@ def test_minilm_default_backbone_scores_in_one_pass():
 
 def test_text_rich_pages_keep_the_clicked_options_compactly():
     """WebShop's text mode hides which options are chosen; text_rich marks them. The PRM keeps that mark
-    (`teal (clicked)`) and drops the per-button markup, so an item page fits the same token budget."""
+    (`teal (clicked)`) and drops the per-button markup, so an item page fits the same token budget.
+    The PRM knows no markup: it finds WebShop's `compact_observation` from the recorded env id."""
     from envs.webshop.env import WebShopEnv
-    from prm.data import clean_observation, compact_rich
+    from prm.data import clean_observation
+    from prm.episodes import observation_compactor
 
-    env = WebShopEnv(num_products=2_000, split="test", max_steps=15, observation_mode="text_rich")
+    compact = observation_compactor("agentsim/WebShop-v0")
+
+    env = WebShopEnv(num_products=2_000, split="test", observation_mode="text_rich")
     obs, info = env.reset(options={"goal_index": 0})
     while info["page"] != "item":
         obs, _, _, _, info = env.step(env.expert_action())
@@ -123,7 +127,7 @@ def test_text_rich_pages_keep_the_clicked_options_compactly():
     assert option != "click[buy now]"
     label = option[len("click["):-1]
     obs, *_ = env.step(option)
-    text = clean_observation(obs, info["instruction"])
+    text = clean_observation(compact(obs), info["instruction"])
     assert f"{label} (clicked)" in text.lower()
     assert "button" not in text and "\n" not in text and "Instruction" not in text
-    assert compact_rich("a [SEP] b") == "a [SEP] b"  # other observations pass through unchanged
+    assert compact("a [SEP] b") == "a [SEP] b"  # other observations pass through unchanged

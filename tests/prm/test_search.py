@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from envs.webshop.env import WebShopEnv
-from prm.policy import Sample, apply, rollout, start
+from prm.episodes import from_record
+from prm.policy import Sample, apply, rollout, start, to_episode
 from prm.search import beam_search, best_of_n, ended, rerank
 from prm.targets.mc import mc_labels, replay
 from tests.prm.conftest import collect_run, scripted_sampler
@@ -39,7 +40,7 @@ def test_apply_restores_the_parent_state_between_siblings(webshop):
     child = apply(webshop, root, search, max_steps=15)
     first = apply(webshop, child, Sample(child.info["available_actions"][-1], ""), max_steps=15)
     second = apply(webshop, child, Sample(child.info["available_actions"][-2], ""), max_steps=15)
-    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
+    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products)
     for node in (child, first, second):
         assert_replays(fresh, node, 1)
     assert first.observation != second.observation
@@ -53,7 +54,7 @@ def test_beam_search_results_replay_exactly(webshop):
     assert len(res.finished) >= 1 and res.best in res.finished
     assert res.best.score == max(n.score for n in ended(res.finished))
     assert res.samples >= 3 and res.scored == scorer.calls
-    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
+    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products)
     for node in res.finished:
         assert node.done
         assert_replays(fresh, node, 2)
@@ -70,7 +71,7 @@ def test_an_early_finish_does_not_take_a_live_beam_slot(webshop):
 
 def test_guided_search_follows_the_scorer(webshop):
     """With a scorer that prefers the expert's action, reranking a noisy policy finishes the task."""
-    expert = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
+    expert = WebShopEnv(split="test", num_products=webshop.config.num_products)
 
     def rule(instr, obs, acts):  # replay the prefix in a second env and ask its expert
         expert.reset(options={"goal_index": 3})
@@ -115,7 +116,7 @@ def test_branch_rollouts_share_the_path_prefix_and_differ_at_the_branch(webshop)
                                   max_steps=15)
     path, branches = ends[0], ends[1:]
     assert len(branches) == 3
-    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
+    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products)
     sampled = len(path.steps)
     for b in branches:
         k = next(i for i, (x, y) in enumerate(zip(b.actions, path.actions)) if x != y)  # the branch point
@@ -154,7 +155,7 @@ def test_search_with_the_embedded_llm_as_policy(webshop, local_brain):
     res = rerank(webshop, sampler, FakeScorer(lambda i, o, a: float(len(set(a)))), m=2, seed=0, max_steps=3,
                  options={"goal_index": 7})
     assert len(res.best.steps) == 3 and res.samples == 6
-    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products, max_steps=15)
+    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products)
     assert_replays(fresh, res.best, 7)
 
 
@@ -195,3 +196,33 @@ def test_ending_branches_end_early_where_the_path_went_on(webshop):
         for a in kid.actions:
             replayed = apply(webshop, replayed, Sample(a, "x"), 15)
         assert replayed.terminated and replayed.last_reward == kid.last_reward
+
+
+def test_the_prm_reads_states_in_the_envs_compact_form(shop_kwargs):
+    """Search scores, and training reads, WebShop's text_rich pages as the env compacts them (no markup in prm/)."""
+    env = WebShopEnv(split="test", observation_mode="text_rich", **shop_kwargs)
+    root = start(env, options={"goal_index": 0})
+    node = apply(env, root, Sample(env.expert_action(), ""), max_steps=15)
+    node = apply(env, node, Sample(env.expert_action(), ""), max_steps=15)
+    _, states, actions = node.prm_item()
+    assert node.observations[0] == root.observation and "button_]" in node.observations[1]  # the policy sees the page
+    assert states == [WebShopEnv.compact_observation(o) for o in node.observations] and actions == node.actions
+    assert all("button_]" not in s for s in states)
+    ep = to_episode(node, episode_id="rich", env_name="webshop", env_id="agentsim/WebShop-v0", seed=0, brain="b")
+    assert from_record(ep).observations == states
+    assert from_record(ep.model_copy(update={"env_id": "toy"})).observations == node.observations
+
+
+def test_branches_through_time_limit_keep_their_own_step_count(shop_kwargs):
+    """A branch restored mid-episode is cut by `TimeLimit` at its own depth, not after the steps of its siblings."""
+    import gymnasium as gym
+
+    env = gym.make("agentsim/WebShop-v0", max_episode_steps=3, split="test", num_products=shop_kwargs["num_products"])
+    bad = Sample("click[no such button]", "")  # refused, but a step for the limit
+    path = [start(env, options={"goal_index": 1})]
+    for _ in range(3):
+        path.append(apply(env, path[-1], bad, max_steps=10))
+    assert [n.truncated for n in path[1:]] == [False, False, True] and path[-1].steps[-1].env_error
+    branch = apply(env, path[1], bad, max_steps=10)
+    assert len(branch.steps) == 2 and not branch.truncated
+    assert apply(env, branch, bad, max_steps=10).truncated

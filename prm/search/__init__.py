@@ -30,6 +30,8 @@ from prm.scoring import PRMScorer
 
 @dataclass
 class SearchResult:
+    """The trajectory a search chose, the finished ones it chose among, and the budget it spent."""
+
     best: Node
     finished: list[Node]
     samples: int = 0  # policy samples drawn
@@ -54,13 +56,14 @@ def score_nodes(scorer: PRMScorer, nodes: list[Node]) -> None:
     """Set each node's `score` to the PRM promise of its last step (one batched call)."""
     if not nodes:
         return
-    scores = scorer.score_last([(n.instruction, n.observations, n.actions) for n in nodes])
+    scores = scorer.score_last([n.prm_item() for n in nodes])
     for n, s in zip(nodes, scores):
         n.score = float(s)
 
 
 def best_of_n(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer | None, *, n: int, seed: int, max_steps: int,
               options: dict[str, Any] | None = None, reset_seed: int | None = None) -> SearchResult:
+    """Roll out N whole trajectories and keep the one the PRM promises most (without a PRM: a random one)."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     root = start(env, seed=reset_seed, options=options)
@@ -81,6 +84,7 @@ def best_of_n(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer | None, *,
 
 def beam_search(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer, *, n: int, m: int, seed: int, max_steps: int,
                 options: dict[str, Any] | None = None, reset_seed: int | None = None) -> SearchResult:
+    """Step-level beam search @N x M guided by the PRM's promise of each child's last step."""
     if n < 1 or m < 1:
         raise ValueError(f"beam search needs n >= 1 and m >= 1, got n={n}, m={m}")
     beams = [start(env, seed=reset_seed, options=options)]
@@ -119,37 +123,3 @@ def rerank(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer, *, m: int, s
     res = beam_search(env, sampler, scorer, n=1, m=m, seed=seed, max_steps=max_steps, options=options, reset_seed=reset_seed)
     res.meta = {"strategy": "rerank", "m": m}
     return res
-
-
-def main() -> None:
-    """`python -m prm.search ...` (Hydra; see prm/conf/search.yaml)."""
-    import sys
-    from pathlib import Path
-
-    import hydra
-    from omegaconf import DictConfig, OmegaConf
-
-    @hydra.main(version_base="1.3", config_path="conf", config_name="search")
-    def _run(cfg: DictConfig) -> None:
-        from agents.brains.base import BrainError
-        from agents.core.factory import ConfigError
-        from prm.run_search import run_search
-
-        plain = OmegaConf.to_container(cfg, resolve=True)
-        plain.pop("log_level", None)  # type: ignore[union-attr]
-        try:
-            run_search(plain)  # type: ignore[arg-type]
-        except (ConfigError, BrainError, ValueError, FileNotFoundError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            sys.exit(2)
-
-    import agents
-
-    conf = Path(agents.__file__).resolve().parent / "conf"
-    if not any(a.startswith("hydra.searchpath") for a in sys.argv[1:]):
-        sys.argv.append(f"hydra.searchpath=[file://{conf}]")
-    _run()
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,52 @@
+"""Slot filling is generic: English stopwords, plus the words an env names in `info["slot_stopwords"]`."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+os.environ.setdefault("AGENTSIM_CACHE", tempfile.mkdtemp(prefix="agentsim-slot-tests-"))
+
+from agents.brains.scripted import ScriptedBrain
+from agents.core import Agent
+from agents.slots import STOPWORDS, expand_templates
+
+TASK = "i want to buy a red mug, and price lower than 20 dollars"
+
+# The one list slot filling used before env words moved behind the contract: WebShop must see exactly it.
+BEFORE = frozenset(
+    "a an the i im i'm am is are be been being me my we our you your it its this that these those to of in on at by "
+    "for from with and or but so as if then than too very can could would should will shall may might must do does did "
+    "have has had want wanted need needs needed like looking look find buy get purchase shopping shop please "
+    "which what who whom whose price priced lower less under below dollars dollar up cost costs costing no more "
+    "around about between within also some any".split())
+
+
+def test_generic_filling_knows_no_shop_words():
+    """A coding env's `bash[...]` slot keeps "buy" and "price": they may be what the task is about."""
+    assert {"buy", "price", "dollars", "shopping"}.isdisjoint(STOPWORDS)
+    filled = expand_templates(["bash[...]"], "buy more disk and price the build")
+    assert filled[0] == "bash[buy disk price build]"
+
+
+def test_an_envs_stopwords_leave_its_slots():
+    filled = expand_templates(["search[...]"], TASK, stopwords=["buy", "price", "dollars"])
+    assert filled == ["search[red mug]"]
+    assert expand_templates(["search[...]", "click[back]"], "") == ["search[...]", "click[back]"]
+
+
+def test_webshop_names_its_words_with_its_templates_and_fills_as_before():
+    from envs.webshop.env import SLOT_STOPWORDS, WebShopEnv
+
+    assert STOPWORDS | set(SLOT_STOPWORDS) == BEFORE
+    env = WebShopEnv(num_products=2_000, split="test")
+    _, info = env.reset(seed=0, options={"goal_index": 0})
+    assert info["action_templates"] == ["search[...]"] and info["slot_stopwords"] == list(SLOT_STOPWORDS)
+    agent = Agent(ScriptedBrain(), mode="choose")
+    agent.reset(info["instruction"])
+    args = agent._choose_args(info)
+    spans = [a for a in args if a.startswith("search[")]
+    want = expand_templates(["search[...]"], info["instruction"], stopwords=BEFORE)  # the old behaviour
+    assert spans == want and spans
+    _, _, _, _, info = env.step(env.expert_action())  # a results page: no template, no stopwords
+    assert not info["action_templates"] and "slot_stopwords" not in info
