@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -44,12 +45,13 @@ def user_errors() -> tuple[type[BaseException], ...]:
     return (ConfigError, BrainError, UsageError, ValidationError, ValueError, FileNotFoundError)
 
 
-def hydra_command(config_path: str, config_name: str, job: Job,
-                  schemas: dict[str, type[BaseModel]] | None = None) -> Callable[[], None]:
+def hydra_command(config_path: str, config_name: str, job: Job, schemas: dict[str, type[BaseModel]] | None = None,
+                  search_path: list[Path] | None = None) -> Callable[[], None]:
     """Wrap `job` as a Hydra command with the shared error handling and exit codes.
 
     `schemas` (name -> pydantic model) become config nodes the YAML's defaults list names, so a
-    model's defaults are the only ones (default: the run and collect schemas)."""
+    model's defaults are the only ones (default: the run and collect schemas). `search_path` adds
+    config folders whose groups the YAML may use (prm.search uses agents.run's env/brain/agent)."""
     import hydra
     from omegaconf import DictConfig, OmegaConf
 
@@ -71,7 +73,10 @@ def hydra_command(config_path: str, config_name: str, job: Job,
             sys.exit(code)
 
     def main() -> None:
-        sys.argv = [sys.argv[0], *open_mapping_overrides(sys.argv[1:])]
+        args = open_mapping_overrides(sys.argv[1:])
+        if search_path:
+            args.append("hydra.searchpath=[" + ",".join(f"file://{p}" for p in search_path) + "]")
+        sys.argv = [sys.argv[0], *args]
         _main()
 
     return main

@@ -11,10 +11,12 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from rich.console import Console
 from rich.table import Table
 
+from agents.cli import hydra_command
+from agents.config import SEED_MAX, AgentConfig, BrainConfig, ConfigError, EnvConfig, LogLevel, Strict, validate_config
 from agents.core.factory import build_brain, make_env
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from prm.dense import annotate
@@ -26,40 +28,39 @@ from prm.search import SearchResult, beam_search, best_of_n, rerank
 log = logging.getLogger(__name__)
 
 
-class SearchConfig(BaseModel):
+class SearchConfig(Strict):
     """`python -m prm.search` keys: the PRM, the strategy and its budget, the env / brain / agent groups."""
-
-    model_config = ConfigDict(extra="allow")
 
     model: str | None = None  # a saved PRM; None only for strategy=random
     strategy: Literal["beam", "bon", "rerank", "random"] = "beam"
     n: int = Field(4, ge=1)  # beams kept (beam) / trajectories (bon, random)
     m: int = Field(4, ge=1)  # actions sampled per node (beam, rerank)
-    temperature: float = 0.7  # the paper samples at 0.7 at test time
-    episodes: int = Field(5, ge=1)
-    seed: int = 0
-    max_steps: int | None = None
+    temperature: float = Field(0.7, ge=0.0)  # the paper samples at 0.7 at test time
+    episodes: int = Field(5, ge=1)  # episode i resets with seed = seed + i
+    seed: int = Field(0, ge=0, le=SEED_MAX)
+    max_steps: int | None = Field(None, ge=1)  # None = env.max_steps
     out: str
-    batch_size: int = 16
-    env: dict[str, Any]
-    brain: dict[str, Any]
-    agent: dict[str, Any] = Field(default_factory=dict)
+    batch_size: int = Field(16, ge=1)  # PRM scoring batch
+    env: EnvConfig
+    brain: BrainConfig = Field(default_factory=BrainConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    log_level: LogLevel = "INFO"
 
 
-def run_search(cfg: dict[str, Any], console: Console | None = None) -> list[SearchResult]:
+def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = None) -> list[SearchResult]:
     """Run `episodes` searches, write each chosen trajectory (PRM-annotated) to `out`, print a summary table."""
-    c = SearchConfig.model_validate(cfg)
+    c: SearchConfig = validate_config(SearchConfig, cfg)
     console = console or Console(stderr=True)
     if c.strategy != "random" and not c.model:
-        raise ValueError(f"strategy={c.strategy} needs model=<a PRM saved by python -m prm.train>")
+        raise ConfigError(f"strategy={c.strategy} needs model=<a PRM saved by python -m prm.train>")
     scorer = PRMScorer(PRMModel.from_pretrained(c.model), batch_size=c.batch_size) if c.model else None
-    env = make_env(c.env)
+    max_steps = c.max_steps or c.env.max_steps
+    env = make_env(c.env, max_episode_steps=max_steps)
     brain = build_brain(c.brain)
-    agent_cfg = {k: v for k, v in c.agent.items() if k != "temperature"}
+    agent_cfg = c.agent.model_dump(exclude={"temperature"})
     sampler = BrainSampler(brain, temperature=c.temperature, agent_cfg=agent_cfg)
-    max_steps = int(c.max_steps or c.env.get("max_steps", 30))
     store = TrajectoryStore(Path(c.out) / TRAJECTORIES)
-    env_name = c.env.get("name") or c.env["id"]
+    env_name = c.env.name or c.env.id
     results = []
     for i in range(c.episodes):
         seed = c.seed + i
@@ -71,10 +72,10 @@ def run_search(cfg: dict[str, Any], console: Console | None = None) -> list[Sear
             res = rerank(env, sampler, scorer, m=c.m, **kw)
         else:
             res = best_of_n(env, sampler, scorer if c.strategy == "bon" else None, n=c.n, **kw)
-        ep = to_episode(res.best, episode_id=f"{env_name}-{c.strategy}-{seed}", env_name=env_name, env_id=c.env["id"],
-                        seed=seed, brain=brain.name, model=brain.model, env_kwargs=dict(c.env.get("kwargs") or {}),
+        ep = to_episode(res.best, episode_id=f"{env_name}-{c.strategy}-{seed}", env_name=env_name, env_id=c.env.id,
+                        seed=seed, brain=brain.name, model=brain.model, env_kwargs=dict(c.env.kwargs),
                         meta={"search": res.meta | {"samples": res.samples, "env_steps": res.env_steps, "scored": res.scored}},
-                        success_threshold=float(c.env.get("success_threshold", 1.0)), started_at=t0)
+                        success_threshold=c.env.success_threshold, started_at=t0)
         if scorer is not None:
             ep = annotate(scorer, [ep])[0]
         store.append(ep)
@@ -100,29 +101,12 @@ def _table(c: SearchConfig, results: list[SearchResult]) -> Table:
     return t
 
 
-def main() -> None:
-    """`python -m prm.search ...` (Hydra; see prm/conf/search.yaml)."""
-    import sys
+def job(plain: dict[str, Any]) -> int:
+    """`python -m prm.search` after Hydra."""
+    run_search(plain)
+    return 0
 
-    import hydra
-    from omegaconf import DictConfig, OmegaConf
 
-    @hydra.main(version_base="1.3", config_path=str(Path(__file__).resolve().parent / "conf"), config_name="search")
-    def _run(cfg: DictConfig) -> None:
-        from agents.brains.base import BrainError
-        from agents.core.factory import ConfigError
-
-        plain = OmegaConf.to_container(cfg, resolve=True)
-        plain.pop("log_level", None)  # type: ignore[union-attr]
-        try:
-            run_search(plain)  # type: ignore[arg-type]
-        except (ConfigError, BrainError, ValueError, FileNotFoundError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            sys.exit(2)
-
-    import agents
-
-    conf = Path(agents.__file__).resolve().parent / "conf"
-    if not any(a.startswith("hydra.searchpath") for a in sys.argv[1:]):
-        sys.argv.append(f"hydra.searchpath=[file://{conf}]")
-    _run()
+AGENT_CONF = Path(__file__).resolve().parents[1] / "agents" / "conf"  # the env / brain / agent groups of agents.run
+main = hydra_command(str(Path(__file__).resolve().parent / "conf"), "search", job,
+                     schemas={"search_schema": SearchConfig}, search_path=[AGENT_CONF])

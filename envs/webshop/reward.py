@@ -7,7 +7,9 @@ reward = (attribute matches + option matches + [price <= bound]) / (n_attr + n_o
 - option match: a goal option fuzzily equals one of the options the agent *chose* (after the
   same colour normalisation WebShop applies to every option value);
 - r_type: 1, 0.5 when neither query, category (>= 2 shared breadcrumb parts) nor title nouns
-  (> 0.2) agree, 0.1 when title noun overlap < 0.1, 0 when it is 0.
+  (> 0.2) agree, 0.1 when title noun overlap < 0.1, 0 when it is 0. Title nouns come from
+  `nouns.py`, a model-free tagger that reproduces spaCy's NOUN/PROPN tagging of titles (WebShop's
+  own reward tests are in tests/webshop/test_reward.py, matched within 0.02).
 
 Fuzzy matching uses rapidfuzz with `default_process` (lower-case, punctuation to spaces), which
 is what `thefuzz`/`fuzzywuzzy` (used by WebShop) do by default; so "large" matches "x-large"
@@ -79,13 +81,25 @@ class RewardBreakdown:
         return asdict(self)
 
 
+def title_noun_score(product_title: str, goal_title: str) -> float:
+    """Share of the goal title's nouns that the product title has (0.2 when the goal has none).
+
+    As in WebShop, the denominator counts the goal's noun tokens with repeats ("Bar 3.1 Bar 2.1"
+    counts "bar" twice) while the numerator counts distinct shared nouns, so two equal titles with
+    a repeated noun score below 1 (r_type is still 1 for them: the score is above 0.2).
+    """
+    g_nouns = nouns(goal_title)
+    if not g_nouns:
+        return 0.2
+    return len(set(nouns(product_title)) & set(g_nouns)) / len(g_nouns)
+
+
 def type_reward(product: Product, goal: Goal) -> TypeReward:
     query_match = product.query.lower().strip() == goal.query.lower().strip()
     p_cat = {x.strip() for x in product.product_category.split("›")}
     g_cat = {x.strip() for x in goal.product_category.split("›")}
     category_match = len(p_cat & g_cat) >= 2
-    p_nouns, g_nouns = set(nouns(product.name)), set(nouns(goal.name))
-    title_score = 0.2 if not g_nouns else len(p_nouns & g_nouns) / len(g_nouns)
+    title_score = title_noun_score(product.name, goal.name)
     r_type = 1.0
     if not (query_match or category_match or title_score > 0.2):
         r_type = 0.5

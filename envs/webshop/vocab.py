@@ -216,8 +216,4 @@ REVIEW_TEMPLATES: tuple[str, ...] = (
     ("Love it", "My second {noun} from {brand}. {attr_cap} and it looks great."),
     ("Disappointed", "Stopped working after a month. Returned it."),
 )
-
-# Words that make up no noun in a product title, for the rule-based noun tagger (see nouns.py).
-MATERIAL_WORDS: frozenset[str] = frozenset(
-    w for leaf in LEAVES for m in leaf.materials for w in m.split()
 )

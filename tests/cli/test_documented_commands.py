@@ -47,6 +47,10 @@ def _validate(module: str, cfg: dict) -> None:
         from prm.config import TrainConfig
 
         validate_config(TrainConfig, cfg)
+    elif module == "prm.search":
+        from prm.run_search import SearchConfig
+
+        validate_config(SearchConfig, cfg)
     elif module == "prm.dense":
         from prm.dense import DenseConfig
 
