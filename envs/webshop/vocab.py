@@ -216,4 +216,3 @@ REVIEW_TEMPLATES: tuple[str, ...] = (
     ("Love it", "My second {noun} from {brand}. {attr_cap} and it looks great."),
     ("Disappointed", "Stopped working after a month. Returned it."),
 )
-)
