@@ -16,8 +16,10 @@ from agents.brains.base import BrainOutput
 from envs.contract import MAX_ACTION_CHARS  # one limit for every env and the parser
 
 _ACTION_RE = re.compile(r"^\s*(?:\*\*)?action(?:\*\*)?\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
-_THOUGHT_RE = re.compile(r"^\s*(?:\*\*)?thought(?:\*\*)?\s*:\s*(.*?)(?=^\s*(?:\*\*)?action(?:\*\*)?\s*:|\Z)",
-                         re.IGNORECASE | re.MULTILINE | re.DOTALL)
+_THOUGHT_RE = re.compile(
+    r"^\s*(?:\*\*)?thought(?:\*\*)?\s*:\s*(.*?)(?=^\s*(?:\*\*)?action(?:\*\*)?\s*:|\Z)",
+    re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
 _VERB_RE = re.compile(r"^([A-Za-z_][\w\- ]*)\[(.*)\]$", re.DOTALL)
 
 
@@ -81,8 +83,12 @@ def parse_react(text: str, available: list[str] | None = None, templates: list[s
         if bare and "\n" not in bare and (_VERB_RE.match(bare) or (available and bare in available)):
             matches = [bare]
         else:
-            return ParseResult(None, None, "Could not find an action in your reply: there is no line starting with "
-                               f"'Action:'. {REACT_FORMAT}{hint}")
+            return ParseResult(
+                None,
+                None,
+                "Could not find an action in your reply: there is no line starting with "
+                f"'Action:'. {REACT_FORMAT}{hint}",
+            )
     thought_m = _THOUGHT_RE.search(text or "")
     thought = thought_m.group(1).strip() if thought_m else None
     try:
@@ -123,23 +129,45 @@ def action_tools(available: list[str] | None, templates: list[str] | None) -> li
         prop: dict = {"type": "string", "description": f"the argument of {verb}[...]"}
         if args is not None:
             prop["enum"] = sorted(args)
-        tools.append({"type": "function", "function": {
-            "name": verb, "description": f"Perform the action {verb}[<argument>].",
-            "parameters": {"type": "object", "properties": {"argument": prop}, "required": ["argument"]}}})
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": verb,
+                    "description": f"Perform the action {verb}[<argument>].",
+                    "parameters": {"type": "object", "properties": {"argument": prop}, "required": ["argument"]},
+                },
+            }
+        )
     if plain or not tools:
-        tools.append({"type": "function", "function": {
-            "name": "act", "description": "Perform one action, written exactly as the environment lists it.",
-            "parameters": {"type": "object", "properties": {"action": {"type": "string"}}, "required": ["action"]}}})
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": "act",
+                    "description": "Perform one action, written exactly as the environment lists it.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"action": {"type": "string"}},
+                        "required": ["action"],
+                    },
+                },
+            }
+        )
     return tools
 
 
-def parse_tool_call(output: BrainOutput, available: list[str] | None = None, templates: list[str] | None = None) -> ParseResult:
+def parse_tool_call(
+    output: BrainOutput, available: list[str] | None = None, templates: list[str] | None = None
+) -> ParseResult:
     """Turn the first tool call into `verb[argument]`; fall back to ReAct text if there is none."""
     hint = _allowed_hint(available, templates)
     if not output.tool_calls:
         res = parse_react(output.text, available, templates)
         if not res.ok:
-            res.error = "Your reply had no tool call and no 'Action:' line. Call exactly one of the provided tools." + hint
+            res.error = (
+                "Your reply had no tool call and no 'Action:' line. Call exactly one of the provided tools." + hint
+            )
         return res
     call = output.tool_calls[0]
     try:
@@ -148,9 +176,12 @@ def parse_tool_call(output: BrainOutput, available: list[str] | None = None, tem
             raise ValueError("arguments must be a JSON object")
         args = ToolArguments.model_validate(raw)
     except (ValueError, ValidationError) as e:
-        return ParseResult(None, output.text or None,
-                           f"The arguments of tool call '{call.name}' are not valid JSON of the form "
-                           f"{{\"argument\": \"...\"}}: {str(e)[:200]}.{hint}")
+        return ParseResult(
+            None,
+            output.text or None,
+            f"The arguments of tool call '{call.name}' are not valid JSON of the form "
+            f'{{"argument": "..."}}: {str(e)[:200]}.{hint}',
+        )
     if call.name == "act":
         text = args.action or args.argument
     else:

@@ -45,8 +45,13 @@ def user_errors() -> tuple[type[BaseException], ...]:
     return (ConfigError, BrainError, UsageError, ValidationError, ValueError, FileNotFoundError)
 
 
-def hydra_command(config_path: str, config_name: str, job: Job, schemas: dict[str, type[BaseModel]] | None = None,
-                  search_path: list[Path] | None = None) -> Callable[[], None]:
+def hydra_command(
+    config_path: str,
+    config_name: str,
+    job: Job,
+    schemas: dict[str, type[BaseModel]] | None = None,
+    search_path: list[Path] | None = None,
+) -> Callable[[], None]:
     """Wrap `job` as a Hydra command with the shared error handling and exit codes.
 
     `schemas` (name -> pydantic model) become config nodes the YAML's defaults list names, so a

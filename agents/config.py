@@ -86,7 +86,7 @@ class MemoryConfig(BaseModel):
     name: str = "none"
 
     @model_validator(mode="after")
-    def _moved_keys(self) -> "MemoryConfig":
+    def _moved_keys(self) -> MemoryConfig:
         extra = self.model_extra or {}
         if "budget_tokens" in extra:
             raise ValueError("memory.budget_tokens moved to agent.memory_budget_tokens")

@@ -77,8 +77,10 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     plan = make_plan(cfg, store)
     held = store.episode_ids()
     if held and not cfg.resume:
-        raise ConfigError(f"{store.path} already holds {len(held)} episodes; pass resume=true to continue "
-                          "that run, or choose another out=...")
+        raise ConfigError(
+            f"{store.path} already holds {len(held)} episodes; pass resume=true to continue "
+            "that run, or choose another out=..."
+        )
     check_manifest(out, cfg, plan.config_hash)
     if plan.done:
         log.info("resuming: %d of %d episodes already in %s", plan.done, len(plan.seeds), store.path)
@@ -103,13 +105,24 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
             run_ray(cfg, plan.config_hash, plan.todo, cfg.concurrency, sink)
     wall = progress.elapsed
     episodes = [ep for ep in store.read() if ep.episode_id in plan.wanted_ids]
-    result = EngineResult(summary=summarize(episodes, wall), wanted=len(plan.seeds), completed=len(episodes),
-                          new_episodes=progress.episodes, failed=dict(sink.failed), aborted=sink.abort_reason,
-                          episodes_per_s=progress.episodes / wall if wall > 0 else 0.0,
-                          tokens_per_s=sink.tokens / wall if wall > 0 else 0.0)
+    result = EngineResult(
+        summary=summarize(episodes, wall),
+        wanted=len(plan.seeds),
+        completed=len(episodes),
+        new_episodes=progress.episodes,
+        failed=dict(sink.failed),
+        aborted=sink.abort_reason,
+        episodes_per_s=progress.episodes / wall if wall > 0 else 0.0,
+        tokens_per_s=sink.tokens / wall if wall > 0 else 0.0,
+    )
     write_summary(out, cfg, result, plan.config_hash, executor, model)
-    report(console, result, f"{title} ({model}, concurrency {cfg.concurrency})", out,
-           "collection" if isinstance(cfg, CollectConfig) else "run")
+    report(
+        console,
+        result,
+        f"{title} ({model}, concurrency {cfg.concurrency})",
+        out,
+        "collection" if isinstance(cfg, CollectConfig) else "run",
+    )
     if plan.todo and not result.new_episodes and sink.user_error is not None:
         raise sink.user_error  # every episode hit the same user mistake (e.g. a dead endpoint): exit 2, not 1
     return result
@@ -117,12 +130,22 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
 
 def write_summary(out: Path, cfg: RunConfig, r: EngineResult, chash: str, executor: str, model: str) -> None:
     """`summary.json`, written atomically (a crash leaves the old one or the new one, never half)."""
-    body = {"summary": r.summary.model_dump(), "env": cfg.env.name or cfg.env.id, "brain": cfg.brain.name,
-            "model": model, "episodes_wanted": r.wanted, "episodes_completed": r.completed,
-            "episodes_this_run": r.new_episodes, "episodes_per_s": r.episodes_per_s, "tokens_per_s": r.tokens_per_s,
-            "executor": executor, "config_hash": chash, "aborted": r.aborted,
-            "failed_episodes": [{"seed": s, "error": e} for s, e in sorted(r.failed.items())],
-            "config": cfg.model_dump(mode="json")}
+    body = {
+        "summary": r.summary.model_dump(),
+        "env": cfg.env.name or cfg.env.id,
+        "brain": cfg.brain.name,
+        "model": model,
+        "episodes_wanted": r.wanted,
+        "episodes_completed": r.completed,
+        "episodes_this_run": r.new_episodes,
+        "episodes_per_s": r.episodes_per_s,
+        "tokens_per_s": r.tokens_per_s,
+        "executor": executor,
+        "config_hash": chash,
+        "aborted": r.aborted,
+        "failed_episodes": [{"seed": s, "error": e} for s, e in sorted(r.failed.items())],
+        "config": cfg.model_dump(mode="json"),
+    }
     atomic_write_text(out / SUMMARY, json.dumps(body, indent=2, default=str))
 
 
@@ -131,11 +154,17 @@ def summary_table(s: RunSummary, title: str, failed: int = 0) -> Table:
     t = Table(title=title)
     t.add_column("metric")
     t.add_column("value", justify="right")
-    rows = [("episodes", f"{s.episodes}"), ("failed (crashed)", f"{failed}"), ("success rate", f"{s.success_rate:.1%}"),
-            ("mean score", f"{s.mean_score:.1f}"), ("mean steps", f"{s.mean_steps:.1f}"),
-            ("invalid-action rate", f"{s.invalid_action_rate:.1%}"),
-            ("tokens in / out", f"{s.tokens_in:,} / {s.tokens_out:,}"), ("wall time", f"{s.wall_time_s:.1f} s"),
-            ("steps / s", f"{s.steps_per_s:.1f}")]
+    rows = [
+        ("episodes", f"{s.episodes}"),
+        ("failed (crashed)", f"{failed}"),
+        ("success rate", f"{s.success_rate:.1%}"),
+        ("mean score", f"{s.mean_score:.1f}"),
+        ("mean steps", f"{s.mean_steps:.1f}"),
+        ("invalid-action rate", f"{s.invalid_action_rate:.1%}"),
+        ("tokens in / out", f"{s.tokens_in:,} / {s.tokens_out:,}"),
+        ("wall time", f"{s.wall_time_s:.1f} s"),
+        ("steps / s", f"{s.steps_per_s:.1f}"),
+    ]
     for k, v in rows:
         t.add_row(k, v)
     return t
@@ -144,14 +173,21 @@ def summary_table(s: RunSummary, title: str, failed: int = 0) -> Table:
 def report(console: Console, r: EngineResult, title: str, out: Path, noun: str = "run") -> None:
     """The table, where the files are, and what to do when episodes are missing."""
     console.print(summary_table(r.summary, title, failed=len(r.failed)))
-    console.print(f"{r.new_episodes} episodes this run at {r.episodes_per_s:.2f} episodes/s, {r.tokens_per_s:,.0f} tokens/s; "
-                  f"{r.completed}/{r.wanted} in {out / TRAJECTORIES}   summary: {out / SUMMARY}", soft_wrap=True)
+    console.print(
+        f"{r.new_episodes} episodes this run at {r.episodes_per_s:.2f} episodes/s, {r.tokens_per_s:,.0f} tokens/s; "
+        f"{r.completed}/{r.wanted} in {out / TRAJECTORIES}   summary: {out / SUMMARY}",
+        soft_wrap=True,
+    )
     if r.failed:
         seed, error = next(iter(sorted(r.failed.items())))
-        console.print(f"[red]{len(r.failed)} episode(s) failed[/red] (see {out / FAILED}); first: seed {seed}: {error}",
-                      soft_wrap=True)
+        console.print(
+            f"[red]{len(r.failed)} episode(s) failed[/red] (see {out / FAILED}); first: seed {seed}: {error}",
+            soft_wrap=True,
+        )
     if r.aborted:
         console.print(f"[red]{noun} stopped:[/red] {r.aborted}", soft_wrap=True)
     if not r.complete:
-        console.print("rerun the same command (with resume=true for agents.run) to finish the missing episodes; "
-                      "finished ones are kept")
+        console.print(
+            "rerun the same command (with resume=true for agents.run) to finish the missing episodes; "
+            "finished ones are kept"
+        )

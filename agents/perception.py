@@ -8,8 +8,9 @@ overridable from config (`agent.perception.system_template=...`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from agents.brains.base import Message, approx_tokens
 
@@ -18,13 +19,7 @@ DEFAULT_SYSTEM = (
     "Each turn you see the task, what you remember, the current observation and the actions "
     "you can take. Choose one action per turn.\n{format}"
 )
-DEFAULT_USER = (
-    "Task: {instruction}\n\n"
-    "{memory_block}"
-    "Observation:\n{observation}\n\n"
-    "{feedback_block}"
-    "{actions_block}"
-)
+DEFAULT_USER = "Task: {instruction}\n\n{memory_block}Observation:\n{observation}\n\n{feedback_block}{actions_block}"
 
 
 @dataclass
@@ -46,7 +41,9 @@ class Percept:
 
 
 class Perception:
-    def __init__(self, config: PerceptionConfig | None = None, count_tokens: Callable[[str], int] = approx_tokens) -> None:
+    def __init__(
+        self, config: PerceptionConfig | None = None, count_tokens: Callable[[str], int] = approx_tokens
+    ) -> None:
         self.config = config or PerceptionConfig()
         self.count_tokens = count_tokens
 
@@ -60,17 +57,25 @@ class Perception:
         marker = " [...] "
         while lo < hi:  # largest keep such that the shortened text fits
             mid = (lo + hi + 1) // 2
-            cand = (text[: mid // 2] + marker + text[len(text) - mid // 2:]) if keep_tail else text[:mid] + marker
+            cand = (text[: mid // 2] + marker + text[len(text) - mid // 2 :]) if keep_tail else text[:mid] + marker
             if self.count_tokens(cand) <= budget:
                 lo = mid
             else:
                 hi = mid - 1
-        short = (text[: lo // 2] + marker + text[len(text) - lo // 2:]) if keep_tail else text[:lo] + marker
+        short = (text[: lo // 2] + marker + text[len(text) - lo // 2 :]) if keep_tail else text[:lo] + marker
         return short, True
 
-    def build(self, *, instruction: str, observation: str, available_actions: list[str] | None = None,
-              action_templates: list[str] | None = None, memory_context: str = "", feedback: str | None = None,
-              format_instructions: str = "") -> Percept:
+    def build(
+        self,
+        *,
+        instruction: str,
+        observation: str,
+        available_actions: list[str] | None = None,
+        action_templates: list[str] | None = None,
+        memory_context: str = "",
+        feedback: str | None = None,
+        format_instructions: str = "",
+    ) -> Percept:
         c = self.config
         cut: list[str] = []
         system = c.system_template.format(format=format_instructions)
@@ -99,8 +104,13 @@ class Perception:
         if was_cut:
             cut.append("observation")
         feedback_block = f"Feedback on your last reply: {feedback}\n\n" if feedback else ""
-        user = c.user_template.format(instruction=instruction, memory_block=memory_block, observation=obs,
-                                      feedback_block=feedback_block, actions_block=actions_block)
+        user = c.user_template.format(
+            instruction=instruction,
+            memory_block=memory_block,
+            observation=obs,
+            feedback_block=feedback_block,
+            actions_block=actions_block,
+        )
         messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         tokens = self.count_tokens(system) + self.count_tokens(user)
         return Percept(messages=messages, memory_context=memory_block and memory_context, tokens=tokens, cut=cut)

@@ -19,7 +19,8 @@ STOPWORDS = frozenset(
     "for from with and or but so as if then than too very can could would should will shall may might must do does did "
     "have has had want wanted need needs needed like looking look find get please "
     "which what who whom whose lower less under below up no more "
-    "around about between within also some any".split())
+    "around about between within also some any".split()
+)
 _WORD = re.compile(r"[a-z0-9][a-z0-9\-'&]*")
 _CLAUSE = re.compile(r"[,;.]|\band\b|\bwith\b|\bfor\b|\bthat\b", re.IGNORECASE)
 

@@ -63,18 +63,31 @@ def bench_overhead(episodes: int) -> dict:
     for i in range(50):
         mem.add(MemoryItem(text=f"observation {i} " * 10, kind="observation", time=i))
     parts = {
-        "perception_us": per_call_us(lambda: per.build(instruction="Find the key", observation=obs,
-                                                       available_actions=info["available_actions"],
-                                                       action_templates=info["action_templates"],
-                                                       memory_context="[action] move[left]\n" * 10), 2000),
+        "perception_us": per_call_us(
+            lambda: per.build(
+                instruction="Find the key",
+                observation=obs,
+                available_actions=info["available_actions"],
+                action_templates=info["action_templates"],
+                memory_context="[action] move[left]\n" * 10,
+            ),
+            2000,
+        ),
         "parse_us": per_call_us(lambda: parse_react("Thought: go on.\nAction: move[right]"), 5000),
         "memory_context_us": per_call_us(lambda: mem.build_context("q", 512, per.count_tokens), 2000),
     }
     rec_one = rec.steps[-1]
     parts["record_us"] = per_call_us(lambda: rec_one.model_copy(deep=True), 2000)
     loop_us = total / steps * 1e6
-    return {"episodes": episodes, "steps": steps, "steps_per_s": steps / total, "loop_us_per_step": loop_us,
-            "env_us_per_step": env_time / steps * 1e6, "overhead_us_per_step": loop_us - env_time / steps * 1e6, **parts}
+    return {
+        "episodes": episodes,
+        "steps": steps,
+        "steps_per_s": steps / total,
+        "loop_us_per_step": loop_us,
+        "env_us_per_step": env_time / steps * 1e6,
+        "overhead_us_per_step": loop_us - env_time / steps * 1e6,
+        **parts,
+    }
 
 
 def bench_llm(model: str, steps: int, episodes: int) -> dict:
@@ -99,9 +112,15 @@ def bench_llm(model: str, steps: int, episodes: int) -> dict:
         out = brain.complete(msgs, max_tokens=64, temperature=0.7)
         gen_tok += out.tokens_out
         gen_s += out.latency_s
-    return {"model": model, "load_s": load_s, "choose_steps_per_s": n_steps / choose_s,
-            "choose_step_ms_p50": statistics.median(lat) * 1000, "gen_tokens_per_s": gen_tok / gen_s if gen_s else 0.0,
-            "corridor_success": successes / episodes, "corridor_episodes": episodes}
+    return {
+        "model": model,
+        "load_s": load_s,
+        "choose_steps_per_s": n_steps / choose_s,
+        "choose_step_ms_p50": statistics.median(lat) * 1000,
+        "gen_tokens_per_s": gen_tok / gen_s if gen_s else 0.0,
+        "corridor_success": successes / episodes,
+        "corridor_episodes": episodes,
+    }
 
 
 def main() -> None:
@@ -118,8 +137,17 @@ def main() -> None:
     t = Table(title="Framework overhead (scripted brain, corridor env)")
     t.add_column("metric")
     t.add_column("value", justify="right")
-    for k in ("steps", "steps_per_s", "loop_us_per_step", "env_us_per_step", "overhead_us_per_step", "perception_us",
-              "parse_us", "memory_context_us", "record_us"):
+    for k in (
+        "steps",
+        "steps_per_s",
+        "loop_us_per_step",
+        "env_us_per_step",
+        "overhead_us_per_step",
+        "perception_us",
+        "parse_us",
+        "memory_context_us",
+        "record_us",
+    ):
         v = over[k]
         t.add_row(k, f"{v:,.1f}" if isinstance(v, float) else str(v))
     console.print(t)
@@ -128,8 +156,15 @@ def main() -> None:
         t2.add_column(c, justify="right")
     for r in llms:
         r["overhead_share_of_llm_step"] = over["overhead_us_per_step"] / 1e3 / r["choose_step_ms_p50"]
-        t2.add_row(r["model"], f"{r['load_s']:.2f}", f"{r['choose_steps_per_s']:.2f}", f"{r['choose_step_ms_p50']:.0f}",
-                   f"{r['gen_tokens_per_s']:.0f}", f"{r['corridor_success']:.0%}", f"{r['overhead_share_of_llm_step']:.3%}")
+        t2.add_row(
+            r["model"],
+            f"{r['load_s']:.2f}",
+            f"{r['choose_steps_per_s']:.2f}",
+            f"{r['choose_step_ms_p50']:.0f}",
+            f"{r['gen_tokens_per_s']:.0f}",
+            f"{r['corridor_success']:.0%}",
+            f"{r['overhead_share_of_llm_step']:.3%}",
+        )
     console.print(t2)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

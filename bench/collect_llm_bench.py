@@ -46,8 +46,13 @@ def replay(brain, episodes) -> dict:
     for ep in episodes:
         for step in ep.steps:
             if step.candidates:
-                out = brain.choose(step.messages, [c.text for c in step.candidates], temperature=0.0,
-                                   prefix=CHOOSE_PREFIX, seed=ep.seed * 1000 + step.index)
+                out = brain.choose(
+                    step.messages,
+                    [c.text for c in step.candidates],
+                    temperature=0.0,
+                    prefix=CHOOSE_PREFIX,
+                    seed=ep.seed * 1000 + step.index,
+                )
             else:
                 out = brain.complete(step.messages, max_tokens=256)
             tokens += out.tokens_in + out.tokens_out
@@ -75,34 +80,75 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         for c in a.concurrency:
             out = Path(d) / f"c{c}"
-            cfg = compose(["env=webshop", f"+env.kwargs.num_products={a.num_products}", "brain=local", "memory=none",
-                           f"episodes={a.episodes}", f"max_steps={a.max_steps}", f"concurrency={c}", f"out={out}",
-                           "progress=false"])
+            cfg = compose(
+                [
+                    "env=webshop",
+                    f"+env.kwargs.num_products={a.num_products}",
+                    "brain=local",
+                    "memory=none",
+                    f"episodes={a.episodes}",
+                    f"max_steps={a.max_steps}",
+                    f"concurrency={c}",
+                    f"out={out}",
+                    "progress=false",
+                ]
+            )
             r = collect(cfg, console=Console(stderr=True, quiet=True))
             eps = list(TrajectoryStore(out / "trajectories.jsonl").read())
             recorded = recorded or eps
-            rows.append({"concurrency": c, "episodes": r.completed, "steps": r.summary.mean_steps * r.completed,
-                         "tokens": r.summary.tokens_in + r.summary.tokens_out, "wall_s": r.summary.wall_time_s,
-                         "tokens_per_s": r.tokens_per_s, "success_rate": r.summary.success_rate})
+            rows.append(
+                {
+                    "concurrency": c,
+                    "episodes": r.completed,
+                    "steps": r.summary.mean_steps * r.completed,
+                    "tokens": r.summary.tokens_in + r.summary.tokens_out,
+                    "wall_s": r.summary.wall_time_s,
+                    "tokens_per_s": r.tokens_per_s,
+                    "success_rate": r.summary.success_rate,
+                }
+            )
             log.info("concurrency %d: %.0f tokens/s", c, r.tokens_per_s)
     solo = replay(LocalBrain(model="gemma3-270m"), recorded)
     for row in rows:
         row["of_solo"] = row["tokens_per_s"] / solo["tokens_per_s"]
-    result = {"benchmark": "collection with the embedded LLM (gemma3-270m, llama.cpp) vs the model alone",
-              "env": "webshop", "num_products": a.num_products, "episodes": a.episodes, "max_steps": a.max_steps,
-              "cpus": os.cpu_count(), "solo": solo, "rows": rows, "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+    result = {
+        "benchmark": "collection with the embedded LLM (gemma3-270m, llama.cpp) vs the model alone",
+        "env": "webshop",
+        "num_products": a.num_products,
+        "episodes": a.episodes,
+        "max_steps": a.max_steps,
+        "cpus": os.cpu_count(),
+        "solo": solo,
+        "rows": rows,
+        "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2))
 
     from rich.table import Table
 
-    t = Table(title=f"Embedded LLM: collection vs solo tokens/s (WebShop, {a.episodes} episodes x <= {a.max_steps} steps)")
+    t = Table(
+        title=f"Embedded LLM: collection vs solo tokens/s (WebShop, {a.episodes} episodes x <= {a.max_steps} steps)"
+    )
     for col in ("run", "episodes", "tokens", "wall s", "tokens/s", "of solo"):
         t.add_column(col, justify="right")
-    t.add_row("model alone (replay)", "-", f"{solo['tokens']:,}", f"{solo['wall_s']:.1f}", f"{solo['tokens_per_s']:,.0f}", "100%")
+    t.add_row(
+        "model alone (replay)",
+        "-",
+        f"{solo['tokens']:,}",
+        f"{solo['wall_s']:.1f}",
+        f"{solo['tokens_per_s']:,.0f}",
+        "100%",
+    )
     for r in rows:
-        t.add_row(f"collect, concurrency {r['concurrency']}", str(r["episodes"]), f"{r['tokens']:,}", f"{r['wall_s']:.1f}",
-                  f"{r['tokens_per_s']:,.0f}", f"{r['of_solo']:.0%}")
+        t.add_row(
+            f"collect, concurrency {r['concurrency']}",
+            str(r["episodes"]),
+            f"{r['tokens']:,}",
+            f"{r['wall_s']:.1f}",
+            f"{r['tokens_per_s']:,.0f}",
+            f"{r['of_solo']:.0%}",
+        )
     Console(width=160).print(t)
     print(f"results: {RESULTS}")
 

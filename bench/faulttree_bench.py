@@ -47,9 +47,16 @@ def bench_dataset(n_entries: int) -> dict:
         data = ds.load_dataset(tmp)
         nodes = [len(t) for t in data.trees.values()]
         ds.load_dataset.cache_clear()
-    return {"entries": n_entries, "trees": manifest["trees"], "seconds": round(seconds, 2),
-            "entries_per_s": round(n_entries / seconds, 1), "bytes": size,
-            "nodes_mean": round(float(np.mean(nodes)), 1), "nodes_min": int(min(nodes)), "nodes_max": int(max(nodes))}
+    return {
+        "entries": n_entries,
+        "trees": manifest["trees"],
+        "seconds": round(seconds, 2),
+        "entries_per_s": round(n_entries / seconds, 1),
+        "bytes": size,
+        "nodes_mean": round(float(np.mean(nodes)), 1),
+        "nodes_min": int(min(nodes)),
+        "nodes_max": int(max(nodes)),
+    }
 
 
 def bench_speed(episodes: int) -> dict:
@@ -80,21 +87,26 @@ def bench_expert(episodes: int) -> list[dict]:
         for err in ERROR_RATES:
             env = gym.make("agentsim/FaultTree-v0", vagueness=vag, error_rate=err)
             results = [run_expert(env, seed) for seed in range(episodes)]
-            rows.append({
-                "vagueness": vag, "error_rate": err, "episodes": episodes,
-                "accuracy": round(float(np.mean([r.success for r in results])), 3),
-                "mean_score": round(float(np.mean([r.score for r in results])), 3),
-                "mean_turns": round(float(np.mean([r.turns for r in results])), 2),
-                "truncated": round(float(np.mean([r.truncated for r in results])), 3),
-                "rollbacks_per_episode": round(float(np.mean([r.rollbacks_seen for r in results])), 2),
-                "used_retracted_fact": round(float(np.mean([r.used_retracted_fact for r in results])), 3),
-            })
+            rows.append(
+                {
+                    "vagueness": vag,
+                    "error_rate": err,
+                    "episodes": episodes,
+                    "accuracy": round(float(np.mean([r.success for r in results])), 3),
+                    "mean_score": round(float(np.mean([r.score for r in results])), 3),
+                    "mean_turns": round(float(np.mean([r.turns for r in results])), 2),
+                    "truncated": round(float(np.mean([r.truncated for r in results])), 3),
+                    "rollbacks_per_episode": round(float(np.mean([r.rollbacks_seen for r in results])), 2),
+                    "used_retracted_fact": round(float(np.mean([r.used_retracted_fact for r in results])), 3),
+                }
+            )
             log.info("vagueness=%.1f error=%.1f accuracy=%.3f", vag, err, rows[-1]["accuracy"])
     return rows
 
 
 def plot(rows: list[dict], path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -104,8 +116,12 @@ def plot(rows: list[dict], path: Path) -> None:
         xs = [r["error_rate"] for r in sel]
         axes[0].plot(xs, [r["accuracy"] for r in sel], marker="o", label=f"vagueness {vag}")
         axes[1].plot(xs, [r["mean_turns"] for r in sel], marker="o", label=f"vagueness {vag}")
-    axes[0].set(xlabel="user error rate", ylabel="expert accuracy (exact root causes)", ylim=(0, 1.05),
-                title="Scripted expert accuracy")
+    axes[0].set(
+        xlabel="user error rate",
+        ylabel="expert accuracy (exact root causes)",
+        ylim=(0, 1.05),
+        title="Scripted expert accuracy",
+    )
     axes[1].set(xlabel="user error rate", ylabel="mean turns to diagnosis", title="Dialogue length")
     for ax in axes:
         ax.grid(alpha=0.3)
@@ -127,26 +143,51 @@ def main(argv: list[str] | None = None) -> dict:
     dataset = bench_dataset(args.entries)
     speed = bench_speed(min(args.episodes, 50))
     rows = bench_expert(args.episodes)
-    result = {"benchmark": "faulttree", "python": platform.python_version(), "machine": platform.machine(),
-              "dataset": dataset, "env_speed": speed, "expert": rows,
-              "settings": {"max_turns": 40, "rollback_distance": 8, "rollback_prob": 0.8, "split": "test"}}
+    result = {
+        "benchmark": "faulttree",
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "dataset": dataset,
+        "env_speed": speed,
+        "expert": rows,
+        "settings": {"max_turns": 40, "rollback_distance": 8, "rollback_prob": 0.8, "split": "test"},
+    }
     (args.out / "faulttree.json").write_text(json.dumps(result, indent=2) + "\n")
     plot(rows, args.out / "faulttree_expert.png")
 
     console = Console(width=120)
-    console.print(f"Dataset: {dataset['entries']} entries / {dataset['trees']} trees in {dataset['seconds']} s "
-                  f"({dataset['entries_per_s']} entries/s), nodes per tree mean {dataset['nodes_mean']} "
-                  f"[{dataset['nodes_min']}-{dataset['nodes_max']}], {dataset['bytes'] / 1e6:.1f} MB")
-    console.print(f"Env speed: expert policy {speed['expert']['steps_per_s']} steps/s, "
-                  f"random valid policy {speed['random']['steps_per_s']} steps/s")
+    console.print(
+        f"Dataset: {dataset['entries']} entries / {dataset['trees']} trees in {dataset['seconds']} s "
+        f"({dataset['entries_per_s']} entries/s), nodes per tree mean {dataset['nodes_mean']} "
+        f"[{dataset['nodes_min']}-{dataset['nodes_max']}], {dataset['bytes'] / 1e6:.1f} MB"
+    )
+    console.print(
+        f"Env speed: expert policy {speed['expert']['steps_per_s']} steps/s, "
+        f"random valid policy {speed['random']['steps_per_s']} steps/s"
+    )
     table = Table(title=f"Scripted expert ({args.episodes} episodes a cell, max 40 turns)")
-    for col in ("vagueness", "error rate", "accuracy", "mean score", "mean turns", "truncated", "rollbacks/ep",
-                "used retracted"):
+    for col in (
+        "vagueness",
+        "error rate",
+        "accuracy",
+        "mean score",
+        "mean turns",
+        "truncated",
+        "rollbacks/ep",
+        "used retracted",
+    ):
         table.add_column(col, justify="right")
     for r in rows:
-        table.add_row(f"{r['vagueness']:.1f}", f"{r['error_rate']:.1f}", f"{r['accuracy']:.3f}", f"{r['mean_score']:.3f}",
-                      f"{r['mean_turns']:.1f}", f"{r['truncated']:.3f}", f"{r['rollbacks_per_episode']:.2f}",
-                      f"{r['used_retracted_fact']:.3f}")
+        table.add_row(
+            f"{r['vagueness']:.1f}",
+            f"{r['error_rate']:.1f}",
+            f"{r['accuracy']:.3f}",
+            f"{r['mean_score']:.3f}",
+            f"{r['mean_turns']:.1f}",
+            f"{r['truncated']:.3f}",
+            f"{r['rollbacks_per_episode']:.2f}",
+            f"{r['used_retracted_fact']:.3f}",
+        )
     console.print(table)
     return result
 

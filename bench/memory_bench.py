@@ -33,8 +33,7 @@ from rich.table import Table  # noqa: E402
 
 from agents.memory.embeddings import MiniLMEmbedder, get_embedder  # noqa: E402
 from bench.memory_recall import KS, run_recall  # noqa: E402
-from bench.memory_speed import (Variant, embed_throughput, query_latency, run_index_comparison,  # noqa: E402
-                                run_speed)
+from bench.memory_speed import Variant, embed_throughput, query_latency, run_index_comparison, run_speed  # noqa: E402
 from bench.memory_suite import generate  # noqa: E402
 
 log = logging.getLogger("memory_bench")
@@ -47,26 +46,63 @@ def fmt(x: float, d: int = 2) -> str:
 
 def recall_table(rows) -> Table:
     t = Table(title="Long-horizon recall (reader sees only what memory returned)")
-    for c in ["memory", *(f"R@{k}" for k in KS), "answer acc", "acc (updated)", "stale", "ctx tokens",
-              "ingest s", "ms/query"]:
+    for c in [
+        "memory",
+        *(f"R@{k}" for k in KS),
+        "answer acc",
+        "acc (updated)",
+        "stale",
+        "ctx tokens",
+        "ingest s",
+        "ms/query",
+    ]:
         t.add_column(c, justify="left" if c == "memory" else "right")
     for r in rows:
-        t.add_row(r.memory, *(fmt(r.recall[k]) for k in KS), fmt(r.accuracy), fmt(r.accuracy_updated),
-                  str(r.stale_answers), fmt(r.context_tokens, 0), fmt(r.ingest_s), fmt(r.query_ms, 1))
+        t.add_row(
+            r.memory,
+            *(fmt(r.recall[k]) for k in KS),
+            fmt(r.accuracy),
+            fmt(r.accuracy_updated),
+            str(r.stale_answers),
+            fmt(r.context_tokens, 0),
+            fmt(r.ingest_s),
+            fmt(r.query_ms, 1),
+        )
     return t
 
 
 def speed_table(rows) -> Table:
     t = Table(title="Episodic memory speed (retrieve = query text -> top-10 memories, end to end)")
-    for c in ["path", "memories", "bulk add/s", "add ms (w/ embed)", "retrieve p50 ms", "p95", "search p50 ms",
-              "p95", "fallback", "reopen s", "store MB"]:
+    for c in [
+        "path",
+        "memories",
+        "bulk add/s",
+        "add ms (w/ embed)",
+        "retrieve p50 ms",
+        "p95",
+        "search p50 ms",
+        "p95",
+        "fallback",
+        "reopen s",
+        "store MB",
+    ]:
         t.add_column(c, justify="left" if c == "path" else "right")
     for r in rows:
-        t.add_row(r.path, f"{r.n:,}", f"{r.bulk_add_per_s:,.0f}", fmt(r.add_ms_with_embedding),
-                  fmt(r.retrieve_p50_ms), fmt(r.retrieve_p95_ms), fmt(r.search_p50_ms), fmt(r.search_p95_ms),
-                  f"{r.searches['fallback']}/{r.searches['quantized'] + r.searches['fallback']}"
-                  if r.searches["quantized"] + r.searches["fallback"] else "—",
-                  fmt(r.reopen_s), fmt(r.store_mb, 1))
+        t.add_row(
+            r.path,
+            f"{r.n:,}",
+            f"{r.bulk_add_per_s:,.0f}",
+            fmt(r.add_ms_with_embedding),
+            fmt(r.retrieve_p50_ms),
+            fmt(r.retrieve_p95_ms),
+            fmt(r.search_p50_ms),
+            fmt(r.search_p95_ms),
+            f"{r.searches['fallback']}/{r.searches['quantized'] + r.searches['fallback']}"
+            if r.searches["quantized"] + r.searches["fallback"]
+            else "—",
+            fmt(r.reopen_s),
+            fmt(r.store_mb, 1),
+        )
     return t
 
 
@@ -97,26 +133,38 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exp-tasks", type=int, default=2, help="experiential part: tasks (each repeated)")
     ap.add_argument("--exp-reps", type=int, default=3, help="experiential part: attempts per task")
     ap.add_argument("--exp-steps", type=int, default=15, help="experiential part: max steps per attempt")
-    ap.add_argument("--exp-reflector", choices=["rule", "auto"], default="rule",
-                    help="lessons by rule, or by the brain (auto) with the rule as fallback")
+    ap.add_argument(
+        "--exp-reflector",
+        choices=["rule", "auto"],
+        default="rule",
+        help="lessons by rule, or by the brain (auto) with the rule as fallback",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("httpx", "transformers", "agents.memory.episodic", "faiss.loader"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     only = set(args.only.split(","))
     console = Console(width=170)
-    result: dict = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-                    "date": time.strftime("%Y-%m-%d"), "quick": args.quick,
-                    "load_avg_start": os.getloadavg()}
+    result: dict = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "date": time.strftime("%Y-%m-%d"),
+        "quick": args.quick,
+        "load_avg_start": os.getloadavg(),
+    }
     work = Path(tempfile.mkdtemp(prefix="membench-"))
     embedder = get_embedder("minilm")
     if "recall" in only:
         suite = generate(sessions=12 if args.quick else 50, turns_per_session=40)
         rows, extra = run_recall(suite, budget=512, workdir=work)
         console.print(recall_table(rows))
-        result["recall"] = {"turns": len(suite.turns), "questions": len(suite.questions),
-                            "updated_questions": sum(q.updated for q in suite.questions), "budget_tokens": 512,
-                            **extra, "rows": [asdict(r) for r in rows]}
+        result["recall"] = {
+            "turns": len(suite.turns),
+            "questions": len(suite.questions),
+            "updated_questions": sum(q.updated for q in suite.questions),
+            "budget_tokens": 512,
+            **extra,
+            "rows": [asdict(r) for r in rows],
+        }
     if "speed" in only:
         sizes = (2_000, 10_000) if args.quick else (10_000, 100_000)
         load = os.getloadavg()
@@ -126,14 +174,23 @@ def main(argv: list[str] | None = None) -> int:
         for name, emb in (("torch", old_emb), ("default", embedder)):
             sps = embed_throughput(emb, sentences)
             embed[f"{name} ({emb.backend_used})" if name == "default" else name] = {
-                "sentences_per_s": sps, **{f"query_{k}": v for k, v in query_latency(emb).items()}}
+                "sentences_per_s": sps,
+                **{f"query_{k}": v for k, v in query_latency(emb).items()},
+            }
         console.print(embed_table(embed))
-        variants = [Variant("old: torch + exact scan", old_emb, "exact"),
-                    Variant(f"new: {embedder.backend_used} + sq8 candidates", embedder, "auto")]
+        variants = [
+            Variant("old: torch + exact scan", old_emb, "exact"),
+            Variant(f"new: {embedder.backend_used} + sq8 candidates", embedder, "auto"),
+        ]
         rows = run_speed(variants, work, sizes)
         console.print(speed_table(rows))
-        result["speed"] = {"embed": embed, "rows": [asdict(r) for r in rows], "goal": "retrieve p50 <= 10 ms at 100k",
-                           "load_avg_start": load, "load_avg_end": os.getloadavg()}
+        result["speed"] = {
+            "embed": embed,
+            "rows": [asdict(r) for r in rows],
+            "goal": "retrieve p50 <= 10 ms at 100k",
+            "load_avg_start": load,
+            "load_avg_end": os.getloadavg(),
+        }
     if "index" in only:
         rows = run_index_comparison((2_000, 10_000) if args.quick else (10_000, 100_000))
         console.print(index_table(rows))
@@ -144,8 +201,14 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as e:
             result["experience"] = {"status": f"not run: {e}"}
         else:
-            exp = run_experience(quick=args.quick, seeds=tuple(range(args.exp_tasks)), reps=args.exp_reps,
-                                 max_steps=args.exp_steps, env=args.exp_env, reflector=args.exp_reflector)
+            exp = run_experience(
+                quick=args.quick,
+                seeds=tuple(range(args.exp_tasks)),
+                reps=args.exp_reps,
+                max_steps=args.exp_steps,
+                env=args.exp_env,
+                reflector=args.exp_reflector,
+            )
             console.print(experience_table(exp))
             result["experience"] = exp
     result["load_avg_end"] = os.getloadavg()  # other work on the machine inflates latencies: see these

@@ -26,9 +26,16 @@ ENVS = {
 CONDITIONS = {"working": "working", "working+reflective": "working+reflective"}
 
 
-def run_experience(quick: bool = False, seeds: tuple[int, ...] = (0, 1, 2), reps: int = 4, max_steps: int = 10,
-                   brain_cfg: dict[str, Any] | None = None, env: str = "webshop", reflector: str = "rule",
-                   agent_cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_experience(
+    quick: bool = False,
+    seeds: tuple[int, ...] = (0, 1, 2),
+    reps: int = 4,
+    max_steps: int = 10,
+    brain_cfg: dict[str, Any] | None = None,
+    env: str = "webshop",
+    reflector: str = "rule",
+    agent_cfg: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     if quick:
         seeds, reps, max_steps = seeds[:1], 2, 6
     import envs  # noqa: F401  (registers the envs)
@@ -36,8 +43,16 @@ def run_experience(quick: bool = False, seeds: tuple[int, ...] = (0, 1, 2), reps
     env_cfg = ENVS[env]
     brain = build_brain(brain_cfg or {"name": "local"})
     agent_cfg = agent_cfg or {"slot_fill": "task"}
-    out: dict[str, Any] = {"env": env, "brain": brain.name, "model": brain.model, "seeds": list(seeds), "reps": reps,
-                           "max_steps": max_steps, "reflector": reflector, "conditions": {}}
+    out: dict[str, Any] = {
+        "env": env,
+        "brain": brain.name,
+        "model": brain.model,
+        "seeds": list(seeds),
+        "reps": reps,
+        "max_steps": max_steps,
+        "reflector": reflector,
+        "conditions": {},
+    }
     for cond, mem_name in CONDITIONS.items():
         per_rep = [{"success": 0, "reward": 0.0, "steps": 0, "invalid": 0, "lessons_injected": 0} for _ in range(reps)]
         t0 = time.perf_counter()
@@ -46,11 +61,14 @@ def run_experience(quick: bool = False, seeds: tuple[int, ...] = (0, 1, 2), reps
             opts = {"reflective": {"reflector": reflector}} if "reflective" in mem_name else {}
             memory = make_memory(mem_name, brain=brain, **opts)  # one memory per task, kept over its attempts
             for rep in range(reps):
-                agent = build_agent(brain, {"memory_budget_tokens": 512, **dict(agent_cfg)}, memory, seed=seed * 1000 + rep)
+                agent = build_agent(
+                    brain, {"memory_budget_tokens": 512, **dict(agent_cfg)}, memory, seed=seed * 1000 + rep
+                )
                 e = make_env(env_cfg)
                 try:
-                    rec = run_episode(e, agent, seed=seed, max_steps=max_steps, max_invalid=5, env_name=env,
-                                      success_threshold=1.0)
+                    rec = run_episode(
+                        e, agent, seed=seed, max_steps=max_steps, max_invalid=5, env_name=env, success_threshold=1.0
+                    )
                 finally:
                     e.close()
                 r = per_rep[rep]
@@ -60,11 +78,21 @@ def run_experience(quick: bool = False, seeds: tuple[int, ...] = (0, 1, 2), reps
                 r["invalid"] += rec.stats.invalid_actions + rec.stats.parse_failures
                 injected = _lessons_in_prompt(memory)
                 r["lessons_injected"] += injected
-                log.info("experience %s task=%d attempt=%d: success=%s reward=%.2f steps=%d lessons=%d", cond, seed,
-                         rep + 1, rec.outcome.success, rec.outcome.reward, rec.stats.steps, injected)
+                log.info(
+                    "experience %s task=%d attempt=%d: success=%s reward=%.2f steps=%d lessons=%d",
+                    cond,
+                    seed,
+                    rep + 1,
+                    rec.outcome.success,
+                    rec.outcome.reward,
+                    rec.stats.steps,
+                    injected,
+                )
         n = len(seeds)
-        out["conditions"][cond] = {"wall_s": time.perf_counter() - t0, "by_repetition": [
-            {k: v / n for k, v in r.items()} for r in per_rep]}
+        out["conditions"][cond] = {
+            "wall_s": time.perf_counter() - t0,
+            "by_repetition": [{k: v / n for k, v in r.items()} for r in per_rep],
+        }
         lessons = getattr(_part(memory, "reflective"), "lessons", None)
         if lessons:
             out["example_lessons"] = [l.text for l in lessons[:5]]
@@ -86,12 +114,21 @@ def _lessons_in_prompt(memory: Any) -> int:
 
 
 def experience_table(exp: dict[str, Any]) -> Table:
-    t = Table(title=f"Repeated {exp.get('env', 'faulttree')} tasks, brain={exp['brain']} ({len(exp['seeds'])} tasks x "
-                    f"{exp['reps']} attempts; lessons by the {exp.get('reflector', 'auto')} reflector)")
+    t = Table(
+        title=f"Repeated {exp.get('env', 'faulttree')} tasks, brain={exp['brain']} ({len(exp['seeds'])} tasks x "
+        f"{exp['reps']} attempts; lessons by the {exp.get('reflector', 'auto')} reflector)"
+    )
     for c in ["memory", "attempt", "success", "reward", "steps", "invalid", "lessons in prompt"]:
         t.add_column(c, justify="right")
     for cond, data in exp["conditions"].items():
         for i, r in enumerate(data["by_repetition"]):
-            t.add_row(cond, str(i + 1), f"{r['success']:.2f}", f"{r['reward']:.2f}", f"{r['steps']:.1f}",
-                      f"{r['invalid']:.1f}", f"{r['lessons_injected']:.1f}")
+            t.add_row(
+                cond,
+                str(i + 1),
+                f"{r['success']:.2f}",
+                f"{r['reward']:.2f}",
+                f"{r['steps']:.1f}",
+                f"{r['invalid']:.1f}",
+                f"{r['lessons_injected']:.1f}",
+            )
     return t

@@ -27,8 +27,12 @@ KS = (1, 5, 10)
 
 
 def to_item(t: Turn) -> MemoryItem:
-    return MemoryItem(t.line(), kind="dialogue", time=float(t.id + 1),
-                      meta={"speaker": t.speaker, "turn_id": t.id, "session": t.session})
+    return MemoryItem(
+        t.line(),
+        kind="dialogue",
+        time=float(t.id + 1),
+        meta={"speaker": t.speaker, "turn_id": t.id, "session": t.session},
+    )
 
 
 class BM25Baseline:
@@ -46,14 +50,16 @@ class BM25Baseline:
 
         self.turns = turns
         self._ret = bm25s.BM25()
-        self._ret.index(bm25s.tokenize([t.line() for t in turns], stopwords="en", show_progress=False),
-                        show_progress=False)
+        self._ret.index(
+            bm25s.tokenize([t.line() for t in turns], stopwords="en", show_progress=False), show_progress=False
+        )
 
     def _top(self, query: str, k: int) -> list[Turn]:
         import bm25s
 
-        docs, _ = self._ret.retrieve(bm25s.tokenize([query], stopwords="en", show_progress=False), k=k,
-                                     show_progress=False)
+        docs, _ = self._ret.retrieve(
+            bm25s.tokenize([query], stopwords="en", show_progress=False), k=k, show_progress=False
+        )
         return [self.turns[int(i)] for i in docs[0]]
 
     def retrieve_ids(self, query: str, k: int) -> list[int]:
@@ -92,8 +98,14 @@ def _hit(items: list[MemoryItem], q: Question) -> bool:
     return False
 
 
-def _score(name: str, suite: Suite, retrieve_hits: Callable[[Question, int], bool],
-           context: Callable[[str], str], ingest_s: float, notes: str = "") -> RecallRow:
+def _score(
+    name: str,
+    suite: Suite,
+    retrieve_hits: Callable[[Question, int], bool],
+    context: Callable[[str], str],
+    ingest_s: float,
+    notes: str = "",
+) -> RecallRow:
     recall = {k: 0 for k in KS}
     correct = correct_upd = stale = 0
     tokens: list[int] = []
@@ -110,8 +122,17 @@ def _score(name: str, suite: Suite, retrieve_hits: Callable[[Question, int], boo
             stale += bool(q.old_answer) and got == q.old_answer.lower()
     per_q = (time.perf_counter() - t0) / len(suite.questions) / (len(KS) + 1) * 1000
     n, n_upd = len(suite.questions), max(1, sum(q.updated for q in suite.questions))
-    return RecallRow(name, {k: v / n for k, v in recall.items()}, correct / n, correct_upd / n_upd, stale,
-                     statistics.mean(tokens), ingest_s, per_q, notes)
+    return RecallRow(
+        name,
+        {k: v / n for k, v in recall.items()},
+        correct / n,
+        correct_upd / n_upd,
+        stale,
+        statistics.mean(tokens),
+        ingest_s,
+        per_q,
+        notes,
+    )
 
 
 def run_recall(suite: Suite, budget: int = 512, workdir: Path | None = None) -> tuple[list[RecallRow], dict]:
@@ -123,8 +144,11 @@ def run_recall(suite: Suite, budget: int = 512, workdir: Path | None = None) -> 
         ("working", "working", {"max_items": len(items)}),
         ("summary (extractive)", "summary", {"window_items": 40, "fold_items": 20, "summary_max_tokens": 256}),
         ("episodic (MiniLM)", "episodic", {"path": str(workdir / "recall.db"), "context_k": 10}),
-        ("episodic, relevance only", "episodic", {"path": str(workdir / "recall_rel.db"), "context_k": 10,
-                                                  "recency_weight": 0.0, "importance_weight": 0.0}),
+        (
+            "episodic, relevance only",
+            "episodic",
+            {"path": str(workdir / "recall_rel.db"), "context_k": 10, "recency_weight": 0.0, "importance_weight": 0.0},
+        ),
         ("facts (rule extractor)", "facts", {}),
         ("episodic+facts", "episodic+facts", {"episodic": {"context_k": 10}}),
     ]
@@ -145,15 +169,37 @@ def run_recall(suite: Suite, budget: int = 512, workdir: Path | None = None) -> 
         if label == "episodic (MiniLM)":
             extra["suite_embed_per_s"] = len(items) / ingest
             extra["suite_store_bytes"] = Path(opts["path"]).stat().st_size
-        rows.append(_score(label, suite, lambda q, k, m=mem: _hit(m.retrieve(q.text, k), q),
-                           lambda text, m=mem: m.build_context(text, budget, approx_tokens), ingest))
+        rows.append(
+            _score(
+                label,
+                suite,
+                lambda q, k, m=mem: _hit(m.retrieve(q.text, k), q),
+                lambda text, m=mem: m.build_context(text, budget, approx_tokens),
+                ingest,
+            )
+        )
         log.info("recall: %s done", label)
     bm = BM25Baseline()
     t0 = time.perf_counter()
     bm.ingest(suite.turns)
-    rows.append(_score(bm.name, suite, lambda q, k: q.target_turn in bm.retrieve_ids(q.text, k),
-                       lambda text: bm.context(text, budget, approx_tokens), time.perf_counter() - t0))
+    rows.append(
+        _score(
+            bm.name,
+            suite,
+            lambda q, k: q.target_turn in bm.retrieve_ids(q.text, k),
+            lambda text: bm.context(text, budget, approx_tokens),
+            time.perf_counter() - t0,
+        )
+    )
     full = "\n".join(t.line() for t in suite.turns)
-    rows.append(_score("full context (baseline)", suite, lambda q, k: True, lambda text: full, 0.0,
-                       notes="no budget: whole history in the prompt; recall is 1 by construction"))
+    rows.append(
+        _score(
+            "full context (baseline)",
+            suite,
+            lambda q, k: True,
+            lambda text: full,
+            0.0,
+            notes="no budget: whole history in the prompt; recall is 1 by construction",
+        )
+    )
     return rows, extra

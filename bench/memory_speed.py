@@ -25,8 +25,10 @@ from agents.memory.sq_candidates import faiss_module
 from agents.memory.vector_index import VectorMatrix
 
 log = logging.getLogger(__name__)
-WORDS = ("alice bob market river garden engine coffee ticket doctor window signal letter silver storm piano "
-         "harbor lemon castle rocket candle forest tunnel bridge violin orange planet").split()
+WORDS = (
+    "alice bob market river garden engine coffee ticket doctor window signal letter silver storm piano "
+    "harbor lemon castle rocket candle forest tunnel bridge violin orange planet"
+).split()
 
 
 def clustered(n: int, dim: int, seed: int, centers: int = 1000) -> np.ndarray:
@@ -77,8 +79,9 @@ def _build(v: Variant, path: Path, n: int, real: list[str]) -> tuple[EpisodicMem
     vecs, txt = clustered(n, v.embedder.dim, seed=n), texts(n, seed=n)
     t0 = time.perf_counter()
     for s in range(0, n, 5000):
-        mem.add_embedded([MemoryItem(t, kind="observation", importance=0.1) for t in txt[s:s + 5000]],
-                         vecs[s:s + 5000])
+        mem.add_embedded(
+            [MemoryItem(t, kind="observation", importance=0.1) for t in txt[s : s + 5000]], vecs[s : s + 5000]
+        )
     bulk = n / (time.perf_counter() - t0)
     t0 = time.perf_counter()
     for t in real:
@@ -87,21 +90,27 @@ def _build(v: Variant, path: Path, n: int, real: list[str]) -> tuple[EpisodicMem
     return mem, bulk, (time.perf_counter() - t0) / len(real) * 1000
 
 
-def run_speed(variants: list[Variant], workdir: Path, sizes: tuple[int, ...] = (10_000, 100_000),
-              queries: int = 100) -> list[SpeedRow]:
+def run_speed(
+    variants: list[Variant], workdir: Path, sizes: tuple[int, ...] = (10_000, 100_000), queries: int = 100
+) -> list[SpeedRow]:
     """Per size, every variant gets its own store with the same rows; queries alternate between variants so
     load from other work on the machine hits them alike."""
     rows = []
-    qtexts = [f"where did {a} leave the {b} near the {c}?" for a, b, c in
-              zip(np.random.default_rng(1).choice(WORDS, queries), np.random.default_rng(2).choice(WORDS, queries),
-                  np.random.default_rng(3).choice(WORDS, queries))]
+    qtexts = [
+        f"where did {a} leave the {b} near the {c}?"
+        for a, b, c in zip(
+            np.random.default_rng(1).choice(WORDS, queries),
+            np.random.default_rng(2).choice(WORDS, queries),
+            np.random.default_rng(3).choice(WORDS, queries),
+        )
+    ]
     qtexts = [f"{t} ({i})" for i, t in enumerate(qtexts)]  # distinct: no cache hits
     real = texts(256, 99)
     for n in sizes:
         built = [(v, *_build(v, workdir / f"speed_{n}_{i}.db", n, real)) for i, v in enumerate(variants)]
         timing = {v.label: ([], []) for v in variants}
         qvecs = {v.label: v.embedder.embed(qtexts) for v in variants}
-        for v, mem, *_ in built:
+        for _v, mem, *_ in built:
             mem.retrieve("warm up", 5)
             mem.index.stats = type(mem.index.stats)()  # count the measured queries only
         for i, t in enumerate(qtexts):
@@ -115,8 +124,11 @@ def run_speed(variants: list[Variant], workdir: Path, sizes: tuple[int, ...] = (
                 search.append(time.perf_counter() - t0)
         for v, mem, bulk, add_ms in built:
             stats = mem.index.stats.as_dict()
-            mismatches = sum(mem.index.search(q, 10, mem.weights).rows.tolist()
-                             != mem.index._search_exact(q, 10, mem.weights).rows.tolist() for q in qvecs[v.label])
+            mismatches = sum(
+                mem.index.search(q, 10, mem.weights).rows.tolist()
+                != mem.index._search_exact(q, 10, mem.weights).rows.tolist()
+                for q in qvecs[v.label]
+            )
             path = Path(mem.config.path)
             mem.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             mem.close()
@@ -127,8 +139,22 @@ def run_speed(variants: list[Variant], workdir: Path, sizes: tuple[int, ...] = (
             assert len(again) == n + len(real), "restart lost memories"
             again.close()
             e2e, search = timing[v.label]
-            rows.append(SpeedRow(v.label, n, bulk, add_ms, pct(e2e, 50), pct(e2e, 95), pct(search, 50),
-                                 pct(search, 95), reopen, size / 2**20, stats, mismatches))
+            rows.append(
+                SpeedRow(
+                    v.label,
+                    n,
+                    bulk,
+                    add_ms,
+                    pct(e2e, 50),
+                    pct(e2e, 95),
+                    pct(search, 50),
+                    pct(search, 95),
+                    reopen,
+                    size / 2**20,
+                    stats,
+                    mismatches,
+                )
+            )
         log.info("speed: n=%d done", n)
     return rows
 
@@ -172,8 +198,9 @@ def _time(fn, qs: np.ndarray) -> tuple[list[np.ndarray], list[float]]:
     return res, ts
 
 
-def run_index_comparison(sizes: tuple[int, ...] = (10_000, 100_000), dim: int = 384, queries: int = 100,
-                         k: int = 10) -> list[IndexRow]:
+def run_index_comparison(
+    sizes: tuple[int, ...] = (10_000, 100_000), dim: int = 384, queries: int = 100, k: int = 10
+) -> list[IndexRow]:
     rows: list[IndexRow] = []
     for n in sizes:
         x = clustered(n, dim, seed=7)
@@ -202,9 +229,17 @@ def run_index_comparison(sizes: tuple[int, ...] = (10_000, 100_000), dim: int = 
             b = time.perf_counter() - t0
             w = ScoreWeights(1.0, 0.0, 0.0)
             res, ts = _time(lambda q: vm.search(q, k, w).rows, qs)
-            rows.append(IndexRow("faiss SQ8 candidates + exact rescoring (chosen)", n, b, pct(ts, 50), pct(ts, 95),
-                                 recall(res), f"exact by construction; full-scan fallbacks {vm.stats.fallback}/"
-                                              f"{len(qs)}"))
+            rows.append(
+                IndexRow(
+                    "faiss SQ8 candidates + exact rescoring (chosen)",
+                    n,
+                    b,
+                    pct(ts, 50),
+                    pct(ts, 95),
+                    recall(res),
+                    f"exact by construction; full-scan fallbacks {vm.stats.fallback}/{len(qs)}",
+                )
+            )
 
         try:
             import faiss
@@ -222,11 +257,21 @@ def run_index_comparison(sizes: tuple[int, ...] = (10_000, 100_000), dim: int = 
             hnsw.hnsw.efSearch = 64
             b = time.perf_counter() - t0
             res, ts = _time(lambda q: hnsw.search(q[None], k)[1][0], qs)
-            rows.append(IndexRow("faiss HNSW32 ef64", n, b, pct(ts, 50), pct(ts, 95), recall(res),
-                                 "approximate; recency/importance rescoring needs a candidate cut-off"))
+            rows.append(
+                IndexRow(
+                    "faiss HNSW32 ef64",
+                    n,
+                    b,
+                    pct(ts, 50),
+                    pct(ts, 95),
+                    recall(res),
+                    "approximate; recency/importance rescoring needs a candidate cut-off",
+                )
+            )
         except ImportError:
-            rows.append(IndexRow("faiss", n, float("nan"), float("nan"), float("nan"), float("nan"),
-                                 "faiss-cpu not installed"))
+            rows.append(
+                IndexRow("faiss", n, float("nan"), float("nan"), float("nan"), float("nan"), "faiss-cpu not installed")
+            )
         rows.append(_sqlite_vec(x, qs, k, recall))
     return rows
 
@@ -245,8 +290,15 @@ def _sqlite_vec(x: np.ndarray, qs: np.ndarray, k: int, recall) -> IndexRow:
         try:
             import apsw  # this Python's sqlite3 was built without loadable extensions
         except ImportError:
-            return IndexRow("sqlite-vec", n, float("nan"), float("nan"), float("nan"), float("nan"),
-                            "this Python's sqlite3 cannot load extensions (and apsw is not installed)")
+            return IndexRow(
+                "sqlite-vec",
+                n,
+                float("nan"),
+                float("nan"),
+                float("nan"),
+                float("nan"),
+                "this Python's sqlite3 cannot load extensions (and apsw is not installed)",
+            )
         conn = apsw.Connection(":memory:")
         note = "via apsw: this Python's sqlite3 cannot load extensions"
     conn.enable_load_extension(True)

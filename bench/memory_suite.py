@@ -10,38 +10,71 @@ from dataclasses import dataclass
 
 PEOPLE = ["Alice", "Bruno", "Chen", "Dalia", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jun", "Kemal", "Lena"]
 ATTRS = {  # relation: (values, statement templates, update templates, question)
-    "dog's name": (["Rex", "Biscuit", "Luna", "Pepper", "Ziggy", "Mochi", "Otis", "Nala", "Bruno Jr", "Waffles"],
-                   ["My dog's name is {v}.", "Oh, my dog's name is {v}, he is very playful."],
-                   ["We renamed him, my dog's name is now {v}."], "What is {s}'s dog's name?"),
-    "favorite color": (["teal", "crimson", "mustard", "lilac", "olive", "navy", "coral", "amber"],
-                       ["My favorite color is {v}.", "Honestly my favourite colour is {v}."],
-                       ["Funny, my favorite color is now {v}."], "What is {s}'s favorite color?"),
-    "lives in": (["Lisbon", "Osaka", "Nairobi", "Quito", "Tallinn", "Perth", "Bergen", "Tucson", "Lyon"],
-                 ["I live in {v}, it is lovely.", "I live in {v} these days."],
-                 ["Big news: I just moved to {v}!", "I moved to {v} last month."], "Where does {s} live?"),
-    "works as": (["nurse", "welder", "pilot", "baker", "translator", "geologist", "plumber", "teacher"],
-                 ["I work as a {v}.", "These days I work as a {v}, long hours."],
-                 ["I started a new job as a {v}!"], "What does {s} work as?"),
-    "car": (["red Volvo", "green Fiat", "white Tesla", "blue Skoda", "black Jeep", "silver Honda"],
-            ["My car is a {v}.", "My car is a {v}, still runs fine."],
-            ["I sold the old one, my car is now a {v}."], "What car does {s} have?"),
-    "favorite food": (["ramen", "paella", "pierogi", "tacos", "falafel", "risotto", "jollof rice", "pho"],
-                      ["My favorite food is {v}.", "My favourite food is {v}, no contest."],
-                      ["My favorite food is now {v}, I changed my mind."], "What is {s}'s favorite food?"),
-    "hobby": (["climbing", "pottery", "chess", "birdwatching", "surfing", "knitting", "astronomy"],
-              ["My hobby is {v}.", "My hobby is {v}, I do it every weekend."],
-              ["My hobby is now {v}."], "What is {s}'s hobby?"),
+    "dog's name": (
+        ["Rex", "Biscuit", "Luna", "Pepper", "Ziggy", "Mochi", "Otis", "Nala", "Bruno Jr", "Waffles"],
+        ["My dog's name is {v}.", "Oh, my dog's name is {v}, he is very playful."],
+        ["We renamed him, my dog's name is now {v}."],
+        "What is {s}'s dog's name?",
+    ),
+    "favorite color": (
+        ["teal", "crimson", "mustard", "lilac", "olive", "navy", "coral", "amber"],
+        ["My favorite color is {v}.", "Honestly my favourite colour is {v}."],
+        ["Funny, my favorite color is now {v}."],
+        "What is {s}'s favorite color?",
+    ),
+    "lives in": (
+        ["Lisbon", "Osaka", "Nairobi", "Quito", "Tallinn", "Perth", "Bergen", "Tucson", "Lyon"],
+        ["I live in {v}, it is lovely.", "I live in {v} these days."],
+        ["Big news: I just moved to {v}!", "I moved to {v} last month."],
+        "Where does {s} live?",
+    ),
+    "works as": (
+        ["nurse", "welder", "pilot", "baker", "translator", "geologist", "plumber", "teacher"],
+        ["I work as a {v}.", "These days I work as a {v}, long hours."],
+        ["I started a new job as a {v}!"],
+        "What does {s} work as?",
+    ),
+    "car": (
+        ["red Volvo", "green Fiat", "white Tesla", "blue Skoda", "black Jeep", "silver Honda"],
+        ["My car is a {v}.", "My car is a {v}, still runs fine."],
+        ["I sold the old one, my car is now a {v}."],
+        "What car does {s} have?",
+    ),
+    "favorite food": (
+        ["ramen", "paella", "pierogi", "tacos", "falafel", "risotto", "jollof rice", "pho"],
+        ["My favorite food is {v}.", "My favourite food is {v}, no contest."],
+        ["My favorite food is now {v}, I changed my mind."],
+        "What is {s}'s favorite food?",
+    ),
+    "hobby": (
+        ["climbing", "pottery", "chess", "birdwatching", "surfing", "knitting", "astronomy"],
+        ["My hobby is {v}.", "My hobby is {v}, I do it every weekend."],
+        ["My hobby is now {v}."],
+        "What is {s}'s hobby?",
+    ),
 }
 FILLER = [
-    "Did you see the game last night?", "I walked a neighbour's dog in the park today.",
-    "The weather is so grey, I miss some color.", "My cousin says the food at that new place is great.",
-    "I washed the car this morning, took forever.", "Work was exhausting, so many meetings.",
-    "I think I need a new hobby, any ideas?", "We should plan a trip somewhere warm.", "Haha, that is hilarious.",
-    "I am reading a book about the history of maps.", "Traffic in the city was terrible again.",
-    "Where did you buy that jacket?", "My phone battery dies so fast lately.", "Let us catch up next week.",
-    "What is your favorite movie these days?", "The bakery on the corner closed down.",
-    "I tried a new recipe, it was a disaster.", "Do you still live near the river?", "Sounds good to me!",
-    "The concert tickets sold out in minutes.", "My name is on the list for the marathon.",
+    "Did you see the game last night?",
+    "I walked a neighbour's dog in the park today.",
+    "The weather is so grey, I miss some color.",
+    "My cousin says the food at that new place is great.",
+    "I washed the car this morning, took forever.",
+    "Work was exhausting, so many meetings.",
+    "I think I need a new hobby, any ideas?",
+    "We should plan a trip somewhere warm.",
+    "Haha, that is hilarious.",
+    "I am reading a book about the history of maps.",
+    "Traffic in the city was terrible again.",
+    "Where did you buy that jacket?",
+    "My phone battery dies so fast lately.",
+    "Let us catch up next week.",
+    "What is your favorite movie these days?",
+    "The bakery on the corner closed down.",
+    "I tried a new recipe, it was a disaster.",
+    "Do you still live near the river?",
+    "Sounds good to me!",
+    "The concert tickets sold out in minutes.",
+    "My name is on the list for the marathon.",
 ]
 
 
@@ -106,6 +139,8 @@ def generate(sessions: int = 50, turns_per_session: int = 40, update_share: floa
             turns.append(Turn(tid, s, person, text))
             prev = latest.get((person, rel))
             latest[(person, rel)] = (value, tid, is_upd, prev[0] if prev else None)
-    questions = [Question(ATTRS[rel][3].format(s=person), person, rel, value, tid, upd, old)
-                 for (person, rel), (value, tid, upd, old) in sorted(latest.items())]
+    questions = [
+        Question(ATTRS[rel][3].format(s=person), person, rel, value, tid, upd, old)
+        for (person, rel), (value, tid, upd, old) in sorted(latest.items())
+    ]
     return Suite(turns, questions)

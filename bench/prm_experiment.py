@@ -51,14 +51,19 @@ def make_env(split: str, args):
     import envs  # noqa: F401
     from envs.webshop.env import WebShopEnv
 
-    return WebShopEnv(num_products=args.products, split=split, max_steps=args.max_steps,
-                      observation_mode=args.observation_mode)
+    return WebShopEnv(
+        num_products=args.products, split=split, max_steps=args.max_steps, observation_mode=args.observation_mode
+    )
 
 
 def env_kwargs(args, split: str) -> dict:
     """What a trajectory record keeps so the episode can be replayed (MC labels) in the same env."""
-    return {"num_products": args.products, "split": split, "max_steps": args.max_steps,
-            "observation_mode": args.observation_mode}
+    return {
+        "num_products": args.products,
+        "split": split,
+        "max_steps": args.max_steps,
+        "observation_mode": args.observation_mode,
+    }
 
 
 def make_sampler(args, temperature: float = 1.0, epsilon: float | None = None):
@@ -79,10 +84,19 @@ def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, spli
         for j in range(per_goal):
             end, n = rollout(env, sampler, root, seed=seed * 100_003 + g * 97 + j, max_steps=args.max_steps)
             steps += n
-            eps.append(to_episode(end, episode_id=f"{split}-g{g}-s{seed}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
-                                  brain="scripted", model=f"expert(eps={args.epsilon if epsilon is None else epsilon})",
-                                  env_kwargs=env_kwargs(args, split),
-                                  meta={"reset_options": {"goal_index": g}}))
+            eps.append(
+                to_episode(
+                    end,
+                    episode_id=f"{split}-g{g}-s{seed}-{j}",
+                    env_name="webshop",
+                    env_id=ENV_ID,
+                    seed=0,
+                    brain="scripted",
+                    model=f"expert(eps={args.epsilon if epsilon is None else epsilon})",
+                    env_kwargs=env_kwargs(args, split),
+                    meta={"reset_options": {"goal_index": g}},
+                )
+            )
     return eps, steps
 
 
@@ -104,8 +118,12 @@ def label_mc(env, sampler, eps, k: int, seed: int, args, folder: Path) -> int:
     path = folder / "mc_labels.jsonl"
     if path.exists():
         path.unlink()
-    labs = [mc_labels(env, ep, sampler, k=k, seed=seed + i, max_steps=args.max_steps, outcome=args.outcome, gamma=args.gamma)
-            for i, ep in enumerate(eps)]
+    labs = [
+        mc_labels(
+            env, ep, sampler, k=k, seed=seed + i, max_steps=args.max_steps, outcome=args.outcome, gamma=args.gamma
+        )
+        for i, ep in enumerate(eps)
+    ]
     write_mc_labels(path, labs, k)
     return sum(lab.sampled_steps for lab in labs)
 
@@ -143,13 +161,21 @@ def stage_data(args, work: Path) -> dict:
     train_env = make_env("train", args)
     rng = np.random.default_rng(args.seed)
     goals = rng.permutation(len(train_env.goals)).tolist()
-    td_goals, mc_pool = goals[: args.td_goals], goals[args.td_goals:]
+    td_goals, mc_pool = goals[: args.td_goals], goals[args.td_goals :]
     t0 = time.perf_counter()
     # TD set: per goal, `per_goal` trajectories at each training epsilon (many good and bad purchases per goal)
     td_eps, td_steps = [], 0
     for k, eps in enumerate(float(e) for e in args.train_epsilons.split(",")):
-        more, n = collect(train_env, make_sampler(args, epsilon=eps), td_goals, args.per_goal, 1 + 10 * k, args,
-                          f"train-e{eps}", epsilon=eps)
+        more, n = collect(
+            train_env,
+            make_sampler(args, epsilon=eps),
+            td_goals,
+            args.per_goal,
+            1 + 10 * k,
+            args,
+            f"train-e{eps}",
+            epsilon=eps,
+        )
         td_eps += more
         td_steps += n
     # branches: leave a low-noise path at a random state with a random listed action, then follow the policy
@@ -159,13 +185,24 @@ def stage_data(args, work: Path) -> dict:
         base = make_sampler(args, epsilon=0.2)
         for g in td_goals:
             root = start(train_env, options={"goal_index": g})
-            ends, n = branch_rollouts(train_env, base, sampler, root, branches=args.branches, seed=7 + g,
-                                      max_steps=args.max_steps)
+            ends, n = branch_rollouts(
+                train_env, base, sampler, root, branches=args.branches, seed=7 + g, max_steps=args.max_steps
+            )
             td_steps += n
-            td_eps += [to_episode(end, episode_id=f"train-branch-g{g}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
-                                  brain="scripted", model=f"expert(eps=0.2) + branch + expert(eps={args.epsilon})",
-                                  env_kwargs=env_kwargs(args, "train"),
-                                  meta={"reset_options": {"goal_index": g}}) for j, end in enumerate(ends)]
+            td_eps += [
+                to_episode(
+                    end,
+                    episode_id=f"train-branch-g{g}-{j}",
+                    env_name="webshop",
+                    env_id=ENV_ID,
+                    seed=0,
+                    brain="scripted",
+                    model=f"expert(eps=0.2) + branch + expert(eps={args.epsilon})",
+                    env_kwargs=env_kwargs(args, "train"),
+                    meta={"reset_options": {"goal_index": g}},
+                )
+                for j, end in enumerate(ends)
+            ]
     # ending branches: at states where an ε = 0.5 path went on, the action that would have ended the episode there
     # (a premature or wrong `buy now`), labelled by its own outcome: the contrast a policy's data rarely holds
     probe_steps = 0
@@ -176,14 +213,25 @@ def stage_data(args, work: Path) -> dict:
             root = start(train_env, options={"goal_index": g})
             path = [root]
             end, n = rollout(train_env, sampler, root, seed=31 + g, max_steps=args.max_steps, path=path)
-            kids, probed = ending_branches(train_env, path, branches=args.ending_branches, seed=37 + g,
-                                           max_steps=args.max_steps)
+            kids, probed = ending_branches(
+                train_env, path, branches=args.ending_branches, seed=37 + g, max_steps=args.max_steps
+            )
             td_steps += n + len(kids)
             probe_steps += probed
-            td_eps += [to_episode(node, episode_id=f"train-ending-g{g}-{j}", env_name="webshop", env_id=ENV_ID, seed=0,
-                                  brain="scripted", model=f"expert(eps={args.epsilon})" + (" + ending branch" if j else ""),
-                                  env_kwargs=env_kwargs(args, "train"),
-                                  meta={"reset_options": {"goal_index": g}}) for j, node in enumerate([end, *kids])]
+            td_eps += [
+                to_episode(
+                    node,
+                    episode_id=f"train-ending-g{g}-{j}",
+                    env_name="webshop",
+                    env_id=ENV_ID,
+                    seed=0,
+                    brain="scripted",
+                    model=f"expert(eps={args.epsilon})" + (" + ending branch" if j else ""),
+                    env_kwargs=env_kwargs(args, "train"),
+                    meta={"reset_options": {"goal_index": g}},
+                )
+                for j, node in enumerate([end, *kids])
+            ]
     write_run(work / "td", td_eps)
     # MC baseline: same budget of sampled steps (its own trajectories + its rollouts)
     mc_eps, mc_steps, spent = [], 0, 0
@@ -195,8 +243,16 @@ def stage_data(args, work: Path) -> dict:
             break
         eps, _ = collect(train_env, sampler, [g], args.per_goal, 2, args, "train")
         for ep in eps:
-            lab = mc_labels(train_env, ep, sampler, k=args.mc_k, seed=1000 + len(labs), max_steps=args.max_steps,
-                             outcome=args.outcome, gamma=args.gamma)
+            lab = mc_labels(
+                train_env,
+                ep,
+                sampler,
+                k=args.mc_k,
+                seed=1000 + len(labs),
+                max_steps=args.max_steps,
+                outcome=args.outcome,
+                gamma=args.gamma,
+            )
             if mc_eps and mc_steps + spent + len(ep.steps) + lab.sampled_steps > td_steps:
                 break
             mc_eps.append(ep)
@@ -209,20 +265,37 @@ def stage_data(args, work: Path) -> dict:
     # held-out: test goals, MC labels with more rollouts (the reference for PRM quality)
     test_env = make_env("test", args)
     test_goals = list(range(len(test_env.goals)))
-    held_goals = test_goals[args.search_goals: args.search_goals + args.heldout_goals]
+    held_goals = test_goals[args.search_goals : args.search_goals + args.heldout_goals]
     if len(held_goals) < args.heldout_goals // 2:
         held_goals = test_goals[: args.heldout_goals]
     held_eps, held_steps = collect(test_env, sampler, held_goals, 2, 3, args, "test")
     write_run(work / "heldout", held_eps)
     held_spent = label_mc(test_env, sampler, held_eps, args.heldout_mc_k, 5000, args, work / "heldout")
-    meta = {"td": {"trajectories": len(td_eps), "goals": len(td_goals), "sampled_steps": td_steps,
-                   "ending_probe_env_steps": probe_steps},
-            "mc": {"trajectories": len(mc_eps), "goals": len({e.meta["reset_options"]["goal_index"] for e in mc_eps}),
-                   "trajectory_steps": mc_steps, "rollout_steps": spent, "sampled_steps": mc_steps + spent, "k": args.mc_k},
-            "heldout": {"trajectories": len(held_eps), "goals": len(held_goals), "steps": held_steps,
-                        "mc_k": args.heldout_mc_k, "mc_rollout_steps": held_spent},
-            "policy_success_train": float(np.mean([e.outcome.success for e in td_eps])),
-            "seconds": time.perf_counter() - t0}
+    meta = {
+        "td": {
+            "trajectories": len(td_eps),
+            "goals": len(td_goals),
+            "sampled_steps": td_steps,
+            "ending_probe_env_steps": probe_steps,
+        },
+        "mc": {
+            "trajectories": len(mc_eps),
+            "goals": len({e.meta["reset_options"]["goal_index"] for e in mc_eps}),
+            "trajectory_steps": mc_steps,
+            "rollout_steps": spent,
+            "sampled_steps": mc_steps + spent,
+            "k": args.mc_k,
+        },
+        "heldout": {
+            "trajectories": len(held_eps),
+            "goals": len(held_goals),
+            "steps": held_steps,
+            "mc_k": args.heldout_mc_k,
+            "mc_rollout_steps": held_spent,
+        },
+        "policy_success_train": float(np.mean([e.outcome.success for e in td_eps])),
+        "seconds": time.perf_counter() - t0,
+    }
     meta_path.write_text(json.dumps(meta, indent=2))
     return meta
 
@@ -233,12 +306,28 @@ def stage_train(args, work: Path, name: str, labels: str) -> dict:
     out = work / f"prm_{name}"
     if (out / "final" / "prm_config.json").exists():
         return json.loads((out / "history.json").read_text())
-    cfg = {"data": [str(work / name)], "eval_data": [str(work / "heldout")], "out": str(out), "labels": labels,
-           "epochs": args.epochs, "batch_size": 4, "grad_accum": 2, "freeze_layers": args.freeze_layers,
-           "outcome": args.outcome, "td": {"gamma": args.gamma},
-           "text": {"max_length": args.max_length, "obs_tokens": args.obs_tokens, "instruction_tokens": 64,
-                    "action_tokens": 16, "focus": True},
-           "threads": args.threads, "seed": args.seed, "progress": False}
+    cfg = {
+        "data": [str(work / name)],
+        "eval_data": [str(work / "heldout")],
+        "out": str(out),
+        "labels": labels,
+        "epochs": args.epochs,
+        "batch_size": 4,
+        "grad_accum": 2,
+        "freeze_layers": args.freeze_layers,
+        "outcome": args.outcome,
+        "td": {"gamma": args.gamma},
+        "text": {
+            "max_length": args.max_length,
+            "obs_tokens": args.obs_tokens,
+            "instruction_tokens": 64,
+            "action_tokens": 16,
+            "focus": True,
+        },
+        "threads": args.threads,
+        "seed": args.seed,
+        "progress": False,
+    }
     train(cfg)
     return json.loads((out / "history.json").read_text())
 
@@ -295,10 +384,13 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
                 for g in goals:
                     sd = seed * 10_000 + g
                     if method == "single":  # one policy sample, no choice: the no-search baseline
-                        res = best_of_n(env, sampler, None, n=1, seed=sd, max_steps=args.max_steps,
-                                        options={"goal_index": g})
+                        res = best_of_n(
+                            env, sampler, None, n=1, seed=sd, max_steps=args.max_steps, options={"goal_index": g}
+                        )
                     elif method == "bon":
-                        res = best_of_n(env, sampler, scorer, n=b, seed=sd, max_steps=args.max_steps, options={"goal_index": g})
+                        res = best_of_n(
+                            env, sampler, scorer, n=b, seed=sd, max_steps=args.max_steps, options={"goal_index": g}
+                        )
                         # unguided baselines from the very same samples: a random pick among those that really
                         # ended (its expectation; the same rule the PRM pick follows) and the oracle
                         outs = [n.outcome() for n in ended(res.finished)]
@@ -306,29 +398,53 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
                         rnd_r.append(float(np.mean(outs)))
                         orc.append(float(max(outs) >= 1.0))
                     elif method == "rerank":  # per step: B sampled actions, take the most promising
-                        res = rerank(env, sampler, scorer, m=b, seed=sd, max_steps=args.max_steps,
-                                     options={"goal_index": g})
+                        res = rerank(
+                            env, sampler, scorer, m=b, seed=sd, max_steps=args.max_steps, options={"goal_index": g}
+                        )
                     else:
                         n_, m_ = BEAMS[b]
-                        res = beam_search(env, sampler, scorer, n=n_, m=m_, seed=sd, max_steps=args.max_steps,
-                                          options={"goal_index": g})
+                        res = beam_search(
+                            env,
+                            sampler,
+                            scorer,
+                            n=n_,
+                            m=m_,
+                            seed=sd,
+                            max_steps=args.max_steps,
+                            options={"goal_index": g},
+                        )
                     samples += res.samples
                     scored += res.scored
                     succ.append(float(res.best.outcome() >= 1.0))
                     score.append(res.best.outcome())
                 row = {"success": float(np.mean(succ)), "score": float(np.mean(score))}
                 if method == "bon":
-                    row |= {"random_success": float(np.mean(rnd_s)), "random_score": float(np.mean(rnd_r)),
-                            "oracle_success": float(np.mean(orc))}
+                    row |= {
+                        "random_success": float(np.mean(rnd_s)),
+                        "random_score": float(np.mean(rnd_r)),
+                        "oracle_success": float(np.mean(orc)),
+                    }
                 per_seed.append(row)
             n_eps = args.seeds * len(goals)
-            done[key] = {"per_seed": per_seed, "samples_per_episode": samples / n_eps, "scored_per_episode": scored / n_eps,
-                         "seconds": time.perf_counter() - t0}
-            log.info("%s %s: success %.3f (%.0f s)", prm_name, key, np.mean([r["success"] for r in per_seed]),
-                     time.perf_counter() - t0)
+            done[key] = {
+                "per_seed": per_seed,
+                "samples_per_episode": samples / n_eps,
+                "scored_per_episode": scored / n_eps,
+                "seconds": time.perf_counter() - t0,
+            }
+            log.info(
+                "%s %s: success %.3f (%.0f s)",
+                prm_name,
+                key,
+                np.mean([r["success"] for r in per_seed]),
+                time.perf_counter() - t0,
+            )
             path.write_text(json.dumps(done, indent=2))
-    done["_scorer"] = {"windows": scorer.stats.windows, "cache_hits": scorer.stats.cache_hits,
-                       "seconds": scorer.stats.seconds}
+    done["_scorer"] = {
+        "windows": scorer.stats.windows,
+        "cache_hits": scorer.stats.cache_hits,
+        "seconds": scorer.stats.seconds,
+    }
     return done
 
 
@@ -371,13 +487,23 @@ def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
             sc = np.array([k.score for k in kids])
             e = acts.index(expert)
             page = str(node.info.get("page"))
-            kind = "item: buy" if (page == "item" and expert == "click[buy now]") else (
-                "item: option / back" if page == "item" else page)
+            kind = (
+                "item: buy"
+                if (page == "item" and expert == "click[buy now]")
+                else ("item: option / back" if page == "item" else page)
+            )
             beaten.setdefault(kind, []).append(float(np.mean(sc[e] > np.delete(sc, e))))
             top1.setdefault(kind, []).append(float(sc[e] >= sc.max()))
             chance.setdefault(kind, []).append(1.0 / len(acts))
-    out = {k: {"states": len(v), "expert_beats_share": float(np.mean(v)), "expert_top1": float(np.mean(top1[k])),
-               "chance_top1": float(np.mean(chance[k]))} for k, v in beaten.items()}
+    out = {
+        k: {
+            "states": len(v),
+            "expert_beats_share": float(np.mean(v)),
+            "expert_top1": float(np.mean(top1[k])),
+            "chance_top1": float(np.mean(chance[k])),
+        }
+        for k, v in beaten.items()
+    }
     path.write_text(json.dumps(out, indent=2))
     return out
 
@@ -404,11 +530,24 @@ def stage_llm(args, work: Path) -> dict:
         end, n_greedy = rollout(env, greedy_s, start(env, options={"goal_index": g}), seed=g, max_steps=args.max_steps)
         res = best_of_n(env, sampled, scorer, n=args.llm_n, seed=g, max_steps=args.max_steps, options={"goal_index": g})
         outs = [n.outcome() for n in ended(res.finished)]
-        rows.append({"goal": g, "greedy": end.outcome(), "bon_prm": res.best.outcome(), "bon_random": float(np.mean(outs)),
-                     "bon_oracle": float(max(outs)), "samples": res.samples + n_greedy})
+        rows.append(
+            {
+                "goal": g,
+                "greedy": end.outcome(),
+                "bon_prm": res.best.outcome(),
+                "bon_random": float(np.mean(outs)),
+                "bon_oracle": float(max(outs)),
+                "samples": res.samples + n_greedy,
+            }
+        )
         log.info("llm goal %d: %s", g, rows[-1])
-    out = {"n": args.llm_n, "goals": args.llm_goals, "rows": rows, "seconds": time.perf_counter() - t0,
-           "mean": {k: float(np.mean([r[k] for r in rows])) for k in ("greedy", "bon_prm", "bon_random", "bon_oracle")}}
+    out = {
+        "n": args.llm_n,
+        "goals": args.llm_goals,
+        "rows": rows,
+        "seconds": time.perf_counter() - t0,
+        "mean": {k: float(np.mean([r[k] for r in rows])) for k in ("greedy", "bon_prm", "bon_random", "bon_oracle")},
+    }
     path.write_text(json.dumps(out, indent=2))
     return out
 
@@ -418,32 +557,43 @@ def summarize_search(search: dict, budgets: list[int]) -> dict:
     rows = {}
     single = search.get("single@1")  # one policy sample per episode, no search
     if single:
-        rows["one sample (no search)"] = {"success": ci95([r["success"] for r in single["per_seed"]]),
-                                          "score": ci95([r["score"] for r in single["per_seed"]]),
-                                          "samples": single["samples_per_episode"]}
+        rows["one sample (no search)"] = {
+            "success": ci95([r["success"] for r in single["per_seed"]]),
+            "score": ci95([r["score"] for r in single["per_seed"]]),
+            "samples": single["samples_per_episode"],
+        }
     for b in budgets:
         bon = search.get(f"bon@{b}")
         if bon:
-            rows[f"BoN-random@{b}"] = {"success": ci95([r["random_success"] for r in bon["per_seed"]]),
-                                       "score": ci95([r["random_score"] for r in bon["per_seed"]])}
-            rows[f"BoN-PRM@{b}"] = {"success": ci95([r["success"] for r in bon["per_seed"]]),
-                                    "score": ci95([r["score"] for r in bon["per_seed"]]),
-                                    "samples": bon["samples_per_episode"]}
+            rows[f"BoN-random@{b}"] = {
+                "success": ci95([r["random_success"] for r in bon["per_seed"]]),
+                "score": ci95([r["random_score"] for r in bon["per_seed"]]),
+            }
+            rows[f"BoN-PRM@{b}"] = {
+                "success": ci95([r["success"] for r in bon["per_seed"]]),
+                "score": ci95([r["score"] for r in bon["per_seed"]]),
+                "samples": bon["samples_per_episode"],
+            }
             rows[f"BoN-oracle@{b}"] = {"success": ci95([r["oracle_success"] for r in bon["per_seed"]])}
             # paired over seeds (the PRM and the random pick choose among the very same samples)
             rows[f"BoN-PRM minus random@{b} (paired)"] = {
-                "success": ci95([r["success"] - r["random_success"] for r in bon["per_seed"]])}
+                "success": ci95([r["success"] - r["random_success"] for r in bon["per_seed"]])
+            }
         rr = search.get(f"rerank@{b}")
         if rr:
-            rows[f"rerank-PRM@{b} (1x{b})"] = {"success": ci95([r["success"] for r in rr["per_seed"]]),
-                                               "score": ci95([r["score"] for r in rr["per_seed"]]),
-                                               "samples": rr["samples_per_episode"]}
+            rows[f"rerank-PRM@{b} (1x{b})"] = {
+                "success": ci95([r["success"] for r in rr["per_seed"]]),
+                "score": ci95([r["score"] for r in rr["per_seed"]]),
+                "samples": rr["samples_per_episode"],
+            }
         beam = search.get(f"beam@{b}")
         if beam:
             n_, m_ = BEAMS[b]
-            rows[f"beam-PRM@{b} ({n_}x{m_})"] = {"success": ci95([r["success"] for r in beam["per_seed"]]),
-                                                "score": ci95([r["score"] for r in beam["per_seed"]]),
-                                                "samples": beam["samples_per_episode"]}
+            rows[f"beam-PRM@{b} ({n_}x{m_})"] = {
+                "success": ci95([r["success"] for r in beam["per_seed"]]),
+                "score": ci95([r["score"] for r in beam["per_seed"]]),
+                "samples": beam["samples_per_episode"],
+            }
     return rows
 
 
@@ -458,12 +608,18 @@ def plot(summary: dict, budgets: list[int], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for label, prefix, suffix in (("Best-of-N random", "BoN-random@", ""), ("Best-of-N PRM (TD)", "BoN-PRM@", ""),
-                                  ("beam PRM (TD)", "beam-PRM@", None), ("per-step rerank PRM (TD)", "rerank-PRM@", None),
-                                  ("Best-of-N oracle", "BoN-oracle@", "")):
+    for label, prefix, suffix in (
+        ("Best-of-N random", "BoN-random@", ""),
+        ("Best-of-N PRM (TD)", "BoN-PRM@", ""),
+        ("beam PRM (TD)", "beam-PRM@", None),
+        ("per-step rerank PRM (TD)", "rerank-PRM@", None),
+        ("Best-of-N oracle", "BoN-oracle@", ""),
+    ):
         xs, ys, es = [], [], []
         for b in budgets:
-            key = next((k for k in summary if k.startswith(f"{prefix}{b}") and (suffix is None or k == f"{prefix}{b}")), None)
+            key = next(
+                (k for k in summary if k.startswith(f"{prefix}{b}") and (suffix is None or k == f"{prefix}{b}")), None
+            )
             if key:
                 xs.append(b)
                 ys.append(summary[key]["success"][0])
@@ -485,24 +641,46 @@ def plot(summary: dict, budgets: list[int], path: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--work", default=str(Path(os.environ.get("AGENTSIM_CACHE", Path.home() / ".cache" / "agentsim")) / "prm_experiment"))
+    p.add_argument(
+        "--work",
+        default=str(Path(os.environ.get("AGENTSIM_CACHE", Path.home() / ".cache" / "agentsim")) / "prm_experiment"),
+    )
     p.add_argument("--quick", action="store_true")
     p.add_argument("--products", type=int, default=2000)
     p.add_argument("--epsilon", type=float, default=0.5)
     p.add_argument("--max-steps", type=int, default=15)
-    p.add_argument("--observation-mode", default="text_rich", choices=["text", "text_rich"],
-                   help="text_rich marks the clicked options (text, WebShop's simple mode, does not show them)")
-    p.add_argument("--gamma", type=float, default=0.9,
-                   help="discount of the TD targets (and the MC labels): a wasted step costs promise")
+    p.add_argument(
+        "--observation-mode",
+        default="text_rich",
+        choices=["text", "text_rich"],
+        help="text_rich marks the clicked options (text, WebShop's simple mode, does not show them)",
+    )
+    p.add_argument(
+        "--gamma",
+        type=float,
+        default=0.9,
+        help="discount of the TD targets (and the MC labels): a wasted step costs promise",
+    )
     p.add_argument("--td-goals", type=int, default=160)
     p.add_argument("--per-goal", type=int, default=2, help="TD trajectories per goal at each training epsilon")
-    p.add_argument("--train-epsilons", default="0.2,0.5,0.8",
-                   help="policies that collect the TD training set (a value twice = twice the trajectories)")
-    p.add_argument("--branches", type=int, default=4,
-                   help="per TD goal: trajectories that branch off a low-noise path with a random action (0 = none)")
-    p.add_argument("--ending-branches", type=int, default=2,
-                   help="per TD goal: an ε-policy path plus this many one-step trajectories that end the episode early "
-                        "at one of its states (0 = none)")
+    p.add_argument(
+        "--train-epsilons",
+        default="0.2,0.5,0.8",
+        help="policies that collect the TD training set (a value twice = twice the trajectories)",
+    )
+    p.add_argument(
+        "--branches",
+        type=int,
+        default=4,
+        help="per TD goal: trajectories that branch off a low-noise path with a random action (0 = none)",
+    )
+    p.add_argument(
+        "--ending-branches",
+        type=int,
+        default=2,
+        help="per TD goal: an ε-policy path plus this many one-step trajectories that end the episode early "
+        "at one of its states (0 = none)",
+    )
     p.add_argument("--skip-mc", action="store_true", help="skip the MC-label baseline (its data, PRM and search)")
     p.add_argument("--mc-k", type=int, default=2)
     p.add_argument("--heldout-goals", type=int, default=16)
@@ -517,7 +695,9 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--outcome", choices=["reward", "success"], default="success")
     p.add_argument("--budgets", default="2,4,8,16")
-    p.add_argument("--llm-goals", type=int, default=12, help="also run the embedded LLM as the policy on this many goals")
+    p.add_argument(
+        "--llm-goals", type=int, default=12, help="also run the embedded LLM as the policy on this many goals"
+    )
     p.add_argument("--llm-n", type=int, default=4)
     args = p.parse_args()
     if args.quick:
@@ -552,53 +732,93 @@ def main() -> None:
     if args.llm_goals:
         result["llm"] = stage_llm(args, work)
     summary = summarize_search(result["search_td"], budgets)
-    result["summary_td"] = {k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in summary.items()}
+    result["summary_td"] = {
+        k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in summary.items()
+    }
     summary_mc = summarize_search(result.get("search_mc", {}), mc_budgets)
-    result["summary_mc"] = {k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in summary_mc.items()}
+    result["summary_mc"] = {
+        k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in summary_mc.items()
+    }
     result["seconds"] = time.perf_counter() - t_all
 
-    t = Table(title=f"WebShop held-out test goals: success rate, mean ± 95% CI over {args.seeds} seeds "
-                    f"({args.search_goals} goals each)")
+    t = Table(
+        title=f"WebShop held-out test goals: success rate, mean ± 95% CI over {args.seeds} seeds "
+        f"({args.search_goals} goals each)"
+    )
     for c in ("method", "success", "score", "samples/episode"):
         t.add_column(c, justify="right" if c != "method" else "left")
     for k, v in summary.items():
-        t.add_row(k, fmt(v["success"]), fmt(v["score"]) if "score" in v else "-",
-                  f"{v['samples']:.1f}" if "samples" in v else "-")
+        t.add_row(
+            k,
+            fmt(v["success"]),
+            fmt(v["score"]) if "score" in v else "-",
+            f"{v['samples']:.1f}" if "samples" in v else "-",
+        )
     console.print(t)
     t2 = Table(title="TD/GAE vs MC labels at an equal budget of sampled steps")
-    for c in ("labels", "trajectories", "sampled steps", "held-out MSE vs MC", "pairwise acc", "spearman", "success AUC",
-              "BoN-PRM@8", "beam-PRM@8", "train s/epoch"):
+    for c in (
+        "labels",
+        "trajectories",
+        "sampled steps",
+        "held-out MSE vs MC",
+        "pairwise acc",
+        "spearman",
+        "success AUC",
+        "BoN-PRM@8",
+        "beam-PRM@8",
+        "train s/epoch",
+    ):
         t2.add_column(c, justify="right")
     for name, summ in (("td", summary), ("mc", summary_mc)):
         if f"train_{name}" not in result:
             continue
         h = result[f"train_{name}"]["epochs"][-1]
         d = result["data"][name]
-        t2.add_row(name, str(d["trajectories"]), str(d["sampled_steps"]), f"{h.get('mse_vs_mc', float('nan')):.4f}",
-                   f"{h.get('pairwise_acc', float('nan')):.3f}", f"{h.get('spearman', float('nan')):.3f}",
-                   f"{h.get('success_auc', float('nan')):.3f}",
-                   fmt(summ["BoN-PRM@8"]["success"]) if "BoN-PRM@8" in summ else "-",
-                   fmt(next(v["success"] for k, v in summ.items() if k.startswith("beam-PRM@8"))) if any(k.startswith("beam-PRM@8") for k in summ) else "-",
-                   f"{np.mean([e['train_seconds'] for e in result[f'train_{name}']['epochs'] if 'train_seconds' in e]):.0f}")
+        t2.add_row(
+            name,
+            str(d["trajectories"]),
+            str(d["sampled_steps"]),
+            f"{h.get('mse_vs_mc', float('nan')):.4f}",
+            f"{h.get('pairwise_acc', float('nan')):.3f}",
+            f"{h.get('spearman', float('nan')):.3f}",
+            f"{h.get('success_auc', float('nan')):.3f}",
+            fmt(summ["BoN-PRM@8"]["success"]) if "BoN-PRM@8" in summ else "-",
+            fmt(next(v["success"] for k, v in summ.items() if k.startswith("beam-PRM@8")))
+            if any(k.startswith("beam-PRM@8") for k in summ)
+            else "-",
+            f"{np.mean([e['train_seconds'] for e in result[f'train_{name}']['epochs'] if 'train_seconds' in e]):.0f}",
+        )
     console.print(t2)
-    t3 = Table(title="Sibling ranking (what beam search needs): the expert's action vs the other listed actions at one state")
+    t3 = Table(
+        title="Sibling ranking (what beam search needs): the expert's action vs the other listed actions at one state"
+    )
     for c in ("PRM", "state", "states", "share of siblings outranked", "expert ranked first", "first by chance"):
         t3.add_column(c, justify="right" if c not in ("PRM", "state") else "left")
     for name in ("td", "mc"):
         for kind, v in sorted(result.get(f"siblings_{name}", {}).items()):
-            t3.add_row(name, kind, str(v["states"]), f"{v['expert_beats_share']:.3f}", f"{v['expert_top1']:.3f}",
-                       f"{v['chance_top1']:.3f}")
+            t3.add_row(
+                name,
+                kind,
+                str(v["states"]),
+                f"{v['expert_beats_share']:.3f}",
+                f"{v['expert_top1']:.3f}",
+                f"{v['chance_top1']:.3f}",
+            )
     console.print(t3)
     th = result["throughput"]
-    console.print(f"PRM scoring: {th['batched_one_pass_steps_per_s']:.1f} steps/s batched one-pass vs "
-                  f"{th['per_step_unbatched_steps_per_s']:.1f} steps/s one-by-one; targets for "
-                  f"{result['targets_1m']['steps']:,} steps: paper {result['targets_1m']['paper_seconds_median'] * 1e3:.0f} ms, "
-                  f"sarsa {result['targets_1m']['sarsa_seconds_median'] * 1e3:.0f} ms")
+    console.print(
+        f"PRM scoring: {th['batched_one_pass_steps_per_s']:.1f} steps/s batched one-pass vs "
+        f"{th['per_step_unbatched_steps_per_s']:.1f} steps/s one-by-one; targets for "
+        f"{result['targets_1m']['steps']:,} steps: paper {result['targets_1m']['paper_seconds_median'] * 1e3:.0f} ms, "
+        f"sarsa {result['targets_1m']['sarsa_seconds_median'] * 1e3:.0f} ms"
+    )
     if "llm" in result:
         m = result["llm"]["mean"]
-        console.print(f"embedded LLM policy on {result['llm']['goals']} test goals (reward, mean): greedy {m['greedy']:.3f}, "
-                      f"BoN-random@{result['llm']['n']} {m['bon_random']:.3f}, BoN-PRM@{result['llm']['n']} {m['bon_prm']:.3f}, "
-                      f"oracle {m['bon_oracle']:.3f}")
+        console.print(
+            f"embedded LLM policy on {result['llm']['goals']} test goals (reward, mean): greedy {m['greedy']:.3f}, "
+            f"BoN-random@{result['llm']['n']} {m['bon_random']:.3f}, BoN-PRM@{result['llm']['n']} {m['bon_prm']:.3f}, "
+            f"oracle {m['bon_oracle']:.3f}"
+        )
     RESULTS.mkdir(parents=True, exist_ok=True)
     name = "prm_quick" if args.quick else "prm"
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, default=str))

@@ -43,8 +43,13 @@ def choose(rng: random.Random, info: dict) -> str:
 
 def stats(lat: list[float], steps: int, wall: float) -> dict:
     a = np.array(lat) * 1e3
-    return {"steps": steps, "wall_s": wall, "steps_per_s": steps / wall, "p50_ms": float(np.percentile(a, 50)),
-            "p99_ms": float(np.percentile(a, 99))}
+    return {
+        "steps": steps,
+        "wall_s": wall,
+        "steps_per_s": steps / wall,
+        "p50_ms": float(np.percentile(a, 50)),
+        "p99_ms": float(np.percentile(a, 99)),
+    }
 
 
 # -- in-process ---------------------------------------------------------------------------
@@ -113,8 +118,22 @@ async def http(url: str, clients: int, steps: int) -> dict:
 def start_server(port: int, kwargs: dict) -> subprocess.Popen:
     import httpx
 
-    cmd = ["nice", sys.executable, "-m", "envs.server", "--port", str(port), "--max-sessions", "256",
-           "--env-kwargs", "webshop=" + json.dumps(kwargs), "--preload", "webshop", "--log-level", "WARNING"]
+    cmd = [
+        "nice",
+        sys.executable,
+        "-m",
+        "envs.server",
+        "--port",
+        str(port),
+        "--max-sessions",
+        "256",
+        "--env-kwargs",
+        "webshop=" + json.dumps(kwargs),
+        "--preload",
+        "webshop",
+        "--log-level",
+        "WARNING",
+    ]
     proc = subprocess.Popen(cmd, cwd=ROOT)
     for _ in range(600):
         try:
@@ -144,14 +163,28 @@ def main() -> None:
         for n in a.clients:
             local = inprocess(n, a.steps, kwargs)
             remote = asyncio.run(http(f"http://127.0.0.1:{a.port}", n, a.steps))
-            rows.append({"clients": n, "in_process": local, "http": remote,
-                         "http_over_in_process": remote["steps_per_s"] / local["steps_per_s"]})
-            log.info("%d clients: in-process %.0f steps/s, http %.0f steps/s", n, local["steps_per_s"], remote["steps_per_s"])
+            rows.append(
+                {
+                    "clients": n,
+                    "in_process": local,
+                    "http": remote,
+                    "http_over_in_process": remote["steps_per_s"] / local["steps_per_s"],
+                }
+            )
+            log.info(
+                "%d clients: in-process %.0f steps/s, http %.0f steps/s", n, local["steps_per_s"], remote["steps_per_s"]
+            )
     finally:
         server.terminate()
         server.wait(10)
-    result = {"benchmark": "env server vs in-process, WebShop", "num_products": a.num_products, "steps": a.steps,
-              "cpus": os.cpu_count(), "rows": rows, "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+    result = {
+        "benchmark": "env server vs in-process, WebShop",
+        "num_products": a.num_products,
+        "steps": a.steps,
+        "cpus": os.cpu_count(),
+        "rows": rows,
+        "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2))
 
@@ -163,8 +196,14 @@ def main() -> None:
         t.add_column(c, justify="right")
     for r in rows:
         i, h = r["in_process"], r["http"]
-        t.add_row(str(r["clients"]), f"{i['steps_per_s']:,.0f}", f"{i['p50_ms']:.2f} / {i['p99_ms']:.2f}",
-                  f"{h['steps_per_s']:,.0f}", f"{h['p50_ms']:.2f} / {h['p99_ms']:.2f}", f"{r['http_over_in_process']:.2f}")
+        t.add_row(
+            str(r["clients"]),
+            f"{i['steps_per_s']:,.0f}",
+            f"{i['p50_ms']:.2f} / {i['p99_ms']:.2f}",
+            f"{h['steps_per_s']:,.0f}",
+            f"{h['p50_ms']:.2f} / {h['p99_ms']:.2f}",
+            f"{r['http_over_in_process']:.2f}",
+        )
     Console(width=160).print(t)
     print(f"results: {RESULTS}")
 

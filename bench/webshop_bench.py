@@ -142,8 +142,11 @@ def one_size(n: int, queries: int, episodes: int, baseline_max: int, bm25s_max: 
     test_env = WebShopEnv(num_products=n, split="test")
     _, _, rewards_test = run_episodes(test_env, min(episodes, len(test_env.goals)), epsilon=0.0, seed=3)
     out["env"] = {
-        "episodes": 3 * episodes, "steps": steps + steps_n, "steps_per_s": (steps + steps_n) / (secs + secs_n),
-        "expert_steps_per_s": steps / secs, "noisy_steps_per_s": steps_n / secs_n,
+        "episodes": 3 * episodes,
+        "steps": steps + steps_n,
+        "steps_per_s": (steps + steps_n) / (secs + secs_n),
+        "expert_steps_per_s": steps / secs,
+        "noisy_steps_per_s": steps_n / secs_n,
         "expert_success_train": float(np.mean(np.array(rewards) >= 1.0)),
         "expert_success_test": float(np.mean(np.array(rewards_test) >= 1.0)),
         "expert_score_test": float(np.mean(rewards_test) * 100),
@@ -193,21 +196,42 @@ def table(results: dict) -> None:
     from rich.table import Table
 
     t = Table(title="WebShop benchmark (synthetic catalog, tantivy BM25)")
-    for col in ("products", "generate s", "index build s", "search p50 ms", "search p99 ms", "bm25s p50 ms",
-                "rank_bm25 p50 ms", "rank_bm25 / ours", "env steps/s", "expert success (test)", "peak RSS MB"):
+    for col in (
+        "products",
+        "generate s",
+        "index build s",
+        "search p50 ms",
+        "search p99 ms",
+        "bm25s p50 ms",
+        "rank_bm25 p50 ms",
+        "rank_bm25 / ours",
+        "env steps/s",
+        "expert success (test)",
+        "peak RSS MB",
+    ):
         t.add_column(col, justify="right")
     for r in results["sizes"]:
         f = lambda v, fmt="{:.2f}": "—" if v is None else fmt.format(v)  # noqa: E731
-        t.add_row(f"{r['num_products']:,}", f(r["generate_s"]), f(r["index_build_s"]), f(r["search"]["p50_ms"]),
-                  f(r["search"]["p99_ms"]), f(r.get("bm25s_search", {}).get("p50_ms")),
-                  f(r.get("rank_bm25_search", {}).get("p50_ms")), f(r.get("rank_bm25_p50_ratio"), "{:.0f}x"),
-                  f(r["env"]["steps_per_s"], "{:,.0f}"), f(r["env"]["expert_success_test"], "{:.1%}"),
-                  f(r["peak_rss_mb"], "{:,.0f}"))
+        t.add_row(
+            f"{r['num_products']:,}",
+            f(r["generate_s"]),
+            f(r["index_build_s"]),
+            f(r["search"]["p50_ms"]),
+            f(r["search"]["p99_ms"]),
+            f(r.get("bm25s_search", {}).get("p50_ms")),
+            f(r.get("rank_bm25_search", {}).get("p50_ms")),
+            f(r.get("rank_bm25_p50_ratio"), "{:.0f}x"),
+            f(r["env"]["steps_per_s"], "{:,.0f}"),
+            f(r["env"]["expert_success_test"], "{:.1%}"),
+            f(r["peak_rss_mb"], "{:,.0f}"),
+        )
     Console(width=200).print(t)
     m = results.get("many_envs")
     if m:
-        Console().print(f"{m['instances']} envs vs 1 ({m['num_products']:,} products): RSS {m['rss_many_mb']:.0f} MB "
-                        f"vs {m['rss_one_mb']:.0f} MB = {m['ratio']:.3f}x")
+        Console().print(
+            f"{m['instances']} envs vs 1 ({m['num_products']:,} products): RSS {m['rss_many_mb']:.0f} MB "
+            f"vs {m['rss_one_mb']:.0f} MB = {m['ratio']:.3f}x"
+        )
 
 
 def main() -> None:
@@ -229,13 +253,29 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="webshop-bench-") as cache:
         for n in sizes:
             print(f"benchmarking {n:,} products ...", file=sys.stderr)
-            results["sizes"].append(run_child(["--one", str(n), "--queries", str(args.queries), "--episodes",
-                                               str(args.episodes), "--baseline-max", str(args.baseline_max),
-                                               "--bm25s-max", str(args.bm25s_max)], cache))
+            results["sizes"].append(
+                run_child(
+                    [
+                        "--one",
+                        str(n),
+                        "--queries",
+                        str(args.queries),
+                        "--episodes",
+                        str(args.episodes),
+                        "--baseline-max",
+                        str(args.baseline_max),
+                        "--bm25s-max",
+                        str(args.bm25s_max),
+                    ],
+                    cache,
+                )
+            )
         if args.instances > 1:
             n = min(sizes)
             print(f"{args.instances} env instances vs 1 ({n:,} products) ...", file=sys.stderr)
-            results["many_envs"] = run_child(["--one", str(n), "--many", str(args.instances), "--episodes", "50"], cache)
+            results["many_envs"] = run_child(
+                ["--one", str(n), "--many", str(args.instances), "--episodes", "50"], cache
+            )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     merged = {r["num_products"]: r for r in previous.get("sizes", [])}

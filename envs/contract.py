@@ -87,7 +87,10 @@ class CompactsObservations(Protocol):
 
 # --- messages ------------------------------------------------------------------------------------
 
-def invalid_action_message(problem: str, allowed: list[str], templates: list[str] | None = None, limit: int = 20) -> str:
+
+def invalid_action_message(
+    problem: str, allowed: list[str], templates: list[str] | None = None, limit: int = 20
+) -> str:
     """One wording for every env's bad-action feedback: what was wrong, then what is allowed."""
     shown = list(templates or []) + list(allowed[:limit])
     more = f" (and {len(allowed) - limit} more)" if len(allowed) > limit else ""
@@ -118,6 +121,7 @@ def action_problem(action: object) -> str | None:
 
 
 # --- branching through wrappers ------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class EnvSnapshot:
@@ -234,19 +238,31 @@ class _Checker:
 
     def spaces(self) -> None:
         space = self.env.action_space
-        self.require(isinstance(space, Text) and space.max_length <= MAX_ACTION_CHARS, "action space",
-                     f"expected a Text space of at most MAX_ACTION_CHARS={MAX_ACTION_CHARS} chars, got {space}")
-        self.require(isinstance(self.env.observation_space, Text), "observation space",
-                     f"expected a Text space, got {self.env.observation_space}")
+        self.require(
+            isinstance(space, Text) and space.max_length <= MAX_ACTION_CHARS,
+            "action space",
+            f"expected a Text space of at most MAX_ACTION_CHARS={MAX_ACTION_CHARS} chars, got {space}",
+        )
+        self.require(
+            isinstance(self.env.observation_space, Text),
+            "observation space",
+            f"expected a Text space, got {self.env.observation_space}",
+        )
 
     def info_keys(self, info: dict[str, Any], where: str) -> None:
         rule = f"info keys after {where}"
-        self.require(isinstance(info.get("instruction"), str) and bool(info["instruction"]), rule,
-                     f"'instruction' must be a non-empty str, got {info.get('instruction')!r}")
+        self.require(
+            isinstance(info.get("instruction"), str) and bool(info["instruction"]),
+            rule,
+            f"'instruction' must be a non-empty str, got {info.get('instruction')!r}",
+        )
         for key in ("available_actions", "action_templates"):
             value = info.get(key)
-            self.require(isinstance(value, list) and all(isinstance(a, str) for a in value), rule,
-                         f"{key!r} must be a list[str], got {value!r}")
+            self.require(
+                isinstance(value, list) and all(isinstance(a, str) for a in value),
+                rule,
+                f"{key!r} must be a list[str], got {value!r}",
+            )
         for t in info["action_templates"]:
             self.require(t.count(SLOT) == 1, rule, f"template {t!r} must contain exactly one {SLOT!r} slot")
 
@@ -268,8 +284,11 @@ class _Checker:
         shown = excerpt(str(action))
         error = s[4].get("error")
         self.require(isinstance(error, str) and bool(error.strip()), rule, f"{shown} gave no info['error']")
-        self.require(float(s[1]) == 0.0 and not s[2] and not s[3], rule,
-                     f"{shown} gave reward={s[1]}, terminated={s[2]}, truncated={s[3]}; expected 0, False, False")
+        self.require(
+            float(s[1]) == 0.0 and not s[2] and not s[3],
+            rule,
+            f"{shown} gave reward={s[1]}, terminated={s[2]}, truncated={s[3]}; expected 0, False, False",
+        )
         for k in CONTRACT_KEYS:
             self.require(data_equivalence(s[4].get(k), before.get(k)), rule, f"{shown} changed info[{k!r}]")
 
@@ -283,8 +302,11 @@ class _Checker:
         self.refused(info, bad, action, rule)
         after = self.step(probe, rule)
         direct = self.replay([*actions, probe], rule)[-1]
-        self.require(self.view(after) == self.view(direct), rule,
-                     f"after {excerpt(str(action))} the next step ({probe!r}) differs from the same step without it")
+        self.require(
+            self.view(after) == self.view(direct),
+            rule,
+            f"after {excerpt(str(action))} the next step ({probe!r}) differs from the same step without it",
+        )
         return bad
 
     def bad_actions_refused(self) -> None:
@@ -300,8 +322,11 @@ class _Checker:
             action = templates[0].replace(SLOT, "z" * n)
             s = self.bad_action_leaves_state(action, 0, rule)
             run = "z" * (ECHO_CHARS + 1)
-            self.require(run not in s[4]["error"] and run not in str(s[0]), rule,
-                         f"a {n:,}-char action is echoed beyond {ECHO_CHARS} chars in the error or observation")
+            self.require(
+                run not in s[4]["error"] and run not in str(s[0]),
+                rule,
+                f"a {n:,}-char action is echoed beyond {ECHO_CHARS} chars in the error or observation",
+            )
 
     def determinism(self) -> None:
         rule = "same seed + same actions = same trajectory"
@@ -322,8 +347,11 @@ class _Checker:
 
     def same_steps(self, first: list[Step], second: list[Step], actions: Sequence[object], where: str) -> None:
         for i, (a, b) in enumerate(zip(first, second)):
-            self.require(data_equivalence(a, b), "same seed + same actions = same trajectory",
-                         f"step {i} ({excerpt(str(actions[i]))}) differs {where}")
+            self.require(
+                data_equivalence(a, b),
+                "same seed + same actions = same trajectory",
+                f"step {i} ({excerpt(str(actions[i]))}) differs {where}",
+            )
 
     def snapshot_round_trip(self) -> None:
         rule = "snapshot()/restore() round trip"
@@ -347,23 +375,33 @@ class _Checker:
         self.reset(self.seed + 1)
         self.env.restore(snap)
         across = [self.step(a, rule) for a in branch]
-        self.require(data_equivalence(first, across), rule,
-                     "restore() after a reset to another seed gave a different branch")
+        self.require(
+            data_equivalence(first, across), rule, "restore() after a reset to another seed gave a different branch"
+        )
 
     def after_episode(self) -> None:
         rule = "a step after the episode ended"
         actions, steps, info = self.play(self.max_len, rule)
         if not steps or not (steps[-1][2] or steps[-1][3]):
-            raise self.fail(rule, f"the episode did not end within {self.max_len} steps of the expert/first action; "
-                                  "give the env an expert_action() or raise max_episode_len")
+            raise self.fail(
+                rule,
+                f"the episode did not end within {self.max_len} steps of the expert/first action; "
+                "give the env an expert_action() or raise max_episode_len",
+            )
         ended = (bool(steps[-1][2]), bool(steps[-1][3]))
         action = (info.get("available_actions") or [actions[-1]])[0]
         once, twice = self.step(action, rule), self.step(action, rule)
         error = once[4].get("error")
-        self.require(isinstance(error, str) and "episode is over" in error and "reset" in error, rule,
-                     f"info['error'] must say the episode is over and to call reset(), got {error!r}")
-        self.require(float(once[1]) == 0.0 and (bool(once[2]), bool(once[3])) == ended, rule,
-                     f"expected reward 0 and (terminated, truncated)={ended} again, got {once[1]}, {once[2:4]}")
+        self.require(
+            isinstance(error, str) and "episode is over" in error and "reset" in error,
+            rule,
+            f"info['error'] must say the episode is over and to call reset(), got {error!r}",
+        )
+        self.require(
+            float(once[1]) == 0.0 and (bool(once[2]), bool(once[3])) == ended,
+            rule,
+            f"expected reward 0 and (terminated, truncated)={ended} again, got {once[1]}, {once[2:4]}",
+        )
         self.require(data_equivalence(once, twice), rule, "two steps after the end gave different results")
         for k in CONTRACT_KEYS:
             self.require(data_equivalence(once[4].get(k), info.get(k)), rule, f"the step changed info[{k!r}]")
@@ -388,16 +426,26 @@ class _Checker:
             self.wrapped.step(bad)
         restore_env(self.wrapped, snap)
         flags = [self.wrapped.step(bad)[3] for _ in range(n - 1)]
-        self.require(flags == [False] * (n - 2) + [True], rule,
-                     f"after restore_env at step 1, expected truncated only at step {n}, got {flags}")
+        self.require(
+            flags == [False] * (n - 2) + [True],
+            rule,
+            f"after restore_env at step 1, expected truncated only at step {n}, got {flags}",
+        )
 
 
 def _freeze(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def check_text_env(env: gym.Env, seed: int = 0, *, bad_actions: Sequence[object] = DEFAULT_BAD_ACTIONS,
-                   max_episode_len: int = 200, skip_gymnasium: bool = False, skip_render_check: bool = False) -> None:
+def check_text_env(
+    env: gym.Env,
+    seed: int = 0,
+    *,
+    bad_actions: Sequence[object] = DEFAULT_BAD_ACTIONS,
+    max_episode_len: int = 200,
+    skip_gymnasium: bool = False,
+    skip_render_check: bool = False,
+) -> None:
     """Check that `env` (made with `gymnasium.make` or constructed) keeps the text-env contract.
 
     Runs Gymnasium's `check_env` (its warnings count as failures) and then the rules in this

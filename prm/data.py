@@ -105,27 +105,35 @@ class StepTokenizer:
         at = obs.lower().find(arg.group(1).strip().lower()) if arg else -1
         if len(whole) <= limit or at <= 0:
             return whole[:limit]
-        before = self.encode(obs[max(0, at - 8 * limit):at], 8 * limit)  # its tail is what we keep
+        before = self.encode(obs[max(0, at - 8 * limit) : at], 8 * limit)  # its tail is what we keep
         after = self.encode(obs[at:], limit)
         keep = max(limit - len(after), limit // 2)
-        return (before[len(before) - keep:] + after)[:limit]
+        return (before[len(before) - keep :] + after)[:limit]
 
     def block(self, instruction: str, obs: str, action: str, index: int) -> list[int]:
         """One step's tokens: its number, the state, [SEP], the action and the marker the score is read at."""
         number = self.encode(f"step {index + 1}:", 8) if self.cfg.step_numbers else []
-        return (number + self.observation(clean_observation(obs, instruction), action) + self.sep
-                + self.encode(action, self.cfg.action_tokens) + [self.marker_id])
+        return (
+            number
+            + self.observation(clean_observation(obs, instruction), action)
+            + self.sep
+            + self.encode(action, self.cfg.action_tokens)
+            + [self.marker_id]
+        )
 
     # ------------------------------------------------------------------ windows
-    def windows(self, instruction: str, observations: list[str], actions: list[str], traj: int = 0,
-                last_only: bool = False) -> list[Window]:
+    def windows(
+        self, instruction: str, observations: list[str], actions: list[str], traj: int = 0, last_only: bool = False
+    ) -> list[Window]:
         """Windows covering every step (or only the one ending at the last step), latest first."""
         pre = self.prefix(instruction)
         blocks = [self.block(instruction, o, a, i) for i, (o, a) in enumerate(zip(observations, actions))]
         room = self.cfg.max_length - len(pre)
         if any(len(b) > room for b in blocks):
-            raise ValueError(f"one step needs more than max_length={self.cfg.max_length} tokens; "
-                             "raise max_length or lower obs_tokens/action_tokens/instruction_tokens")
+            raise ValueError(
+                f"one step needs more than max_length={self.cfg.max_length} tokens; "
+                "raise max_length or lower obs_tokens/action_tokens/instruction_tokens"
+            )
         out: list[Window] = []
         end = len(blocks)
         while end > 0:

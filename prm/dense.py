@@ -34,8 +34,10 @@ def annotate(scorer: PRMScorer, episodes: list[EpisodeRecord]) -> list[EpisodeRe
     out = list(episodes)
     for i, q in zip(keep, scores):
         prog = step_progress(q, np.array([len(q)]))
-        steps = [s.model_copy(update={"prm_score": float(a), "prm_progress": float(b)})
-                 for s, a, b in zip(episodes[i].steps, q, prog)]
+        steps = [
+            s.model_copy(update={"prm_score": float(a), "prm_progress": float(b)})
+            for s, a, b in zip(episodes[i].steps, q, prog)
+        ]
         out[i] = episodes[i].model_copy(update={"steps": steps})
     return out
 
@@ -70,7 +72,7 @@ def dense(cfg: DenseConfig) -> int:
     for f in files:
         eps = list(TrajectoryStore(f).read())
         for b in range(0, len(eps), cfg.chunk):
-            for ep in annotate(scorer, eps[b: b + cfg.chunk]):
+            for ep in annotate(scorer, eps[b : b + cfg.chunk]):
                 store.append(ep)
                 n += 1
     log.info("wrote %d episodes with prm_score/prm_progress to %s", n, out / TRAJECTORIES)

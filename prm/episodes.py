@@ -81,7 +81,9 @@ def step_action_text(step) -> str:
     return f"(unparsed output) {step.raw_output[:120]}"
 
 
-def from_record(ep: EpisodeRecord, *, outcome: OutcomeMode = "reward", truncated_as_failure: bool = True) -> Trajectory | None:
+def from_record(
+    ep: EpisodeRecord, *, outcome: OutcomeMode = "reward", truncated_as_failure: bool = True
+) -> Trajectory | None:
     """One episode record as a PRM trajectory; None for an episode with no steps."""
     if not ep.steps:
         return None
@@ -98,9 +100,18 @@ def from_record(ep: EpisodeRecord, *, outcome: OutcomeMode = "reward", truncated
     elif not terminated and truncated_as_failure:
         rewards = np.where(np.arange(len(rewards)) == len(rewards) - 1, 0.0, rewards)  # a cut is a failure
     final = float(rewards.sum())
-    return Trajectory(episode_id=ep.episode_id, instruction=ep.instruction, observations=observations, actions=actions,
-                      rewards=rewards, terminal=terminal, outcome=final, success=success, group=ep.instruction,
-                      meta=dict(ep.meta))
+    return Trajectory(
+        episode_id=ep.episode_id,
+        instruction=ep.instruction,
+        observations=observations,
+        actions=actions,
+        rewards=rewards,
+        terminal=terminal,
+        outcome=final,
+        success=success,
+        group=ep.instruction,
+        meta=dict(ep.meta),
+    )
 
 
 def trajectory_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -110,14 +121,17 @@ def trajectory_files(paths: Iterable[str | Path]) -> list[Path]:
         p = Path(p)
         f = p / TRAJECTORIES if p.is_dir() else p
         if not f.is_file():
-            raise FileNotFoundError(f"no trajectories at {p}: expected a run folder made by agents.run "
-                                    f"(holding {TRAJECTORIES}) or a .jsonl file")
+            raise FileNotFoundError(
+                f"no trajectories at {p}: expected a run folder made by agents.run "
+                f"(holding {TRAJECTORIES}) or a .jsonl file"
+            )
         files.append(f)
     return files
 
 
-def load_trajectories(paths: Iterable[str | Path], *, outcome: OutcomeMode = "reward",
-                      truncated_as_failure: bool = True) -> list[Trajectory]:
+def load_trajectories(
+    paths: Iterable[str | Path], *, outcome: OutcomeMode = "reward", truncated_as_failure: bool = True
+) -> list[Trajectory]:
     """Every episode in the given run folders / files, with MC labels attached where a sibling mc_labels.jsonl has them."""
     out: list[Trajectory] = []
     for f in trajectory_files(paths):

@@ -35,8 +35,10 @@ def labels(kind: str, trajs: list[Trajectory], values: np.ndarray, td: TDConfig)
     if kind == "mc":
         missing = [t.episode_id for t in trajs if t.mc_q is None]
         if missing:
-            raise ValueError(f"labels=mc but {len(missing)} trajectories have no MC labels (e.g. {missing[0]}); "
-                             "compute them first (prm.targets.mc / bench/prm_experiment.py writes mc_labels.jsonl)")
+            raise ValueError(
+                f"labels=mc but {len(missing)} trajectories have no MC labels (e.g. {missing[0]}); "
+                "compute them first (prm.targets.mc / bench/prm_experiment.py writes mc_labels.jsonl)"
+            )
         return np.concatenate([t.mc_q for t in trajs])
     if kind == "return":
         return monte_carlo_returns(rewards, lengths, gamma=td.gamma)

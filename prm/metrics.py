@@ -61,10 +61,13 @@ def pairwise_accuracy(pred: np.ndarray, label: np.ndarray, groups: list[str], ma
     return float(right / total) if total else float("nan")
 
 
-def prm_metrics(pred: np.ndarray, mc: np.ndarray, groups: list[str], final_scores: np.ndarray,
-                success: np.ndarray) -> dict[str, float]:
+def prm_metrics(
+    pred: np.ndarray, mc: np.ndarray, groups: list[str], final_scores: np.ndarray, success: np.ndarray
+) -> dict[str, float]:
     """The evaluation row printed each epoch."""
-    return {"mse_vs_mc": float(np.mean((pred - mc) ** 2)) if len(mc) else float("nan"),
-            "pairwise_acc": pairwise_accuracy(pred, mc, groups) if len(mc) else float("nan"),
-            "spearman": spearman(pred, mc) if len(mc) else float("nan"),
-            "success_auc": roc_auc(final_scores, success)}
+    return {
+        "mse_vs_mc": float(np.mean((pred - mc) ** 2)) if len(mc) else float("nan"),
+        "pairwise_acc": pairwise_accuracy(pred, mc, groups) if len(mc) else float("nan"),
+        "spearman": spearman(pred, mc) if len(mc) else float("nan"),
+        "success_auc": roc_auc(final_scores, success),
+    }

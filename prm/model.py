@@ -47,6 +47,7 @@ def resolve_backbone(name: str) -> str:
 
 class PRMModel(nn.Module):
     """The process reward model: a text encoder whose hidden state at each step marker a linear head turns into a promise."""
+
     def __init__(self, backbone: nn.Module, tokenizer, cfg: PRMConfig) -> None:
         super().__init__()
         self.backbone = backbone
@@ -113,7 +114,9 @@ class PRMModel(nn.Module):
                 p.requires_grad_(False)
         encoder_layers = getattr(getattr(self.backbone, "encoder", None), "layer", None)
         if layers and encoder_layers is None:
-            log.warning("freeze_layers=%d ignored: backbone %s has no encoder.layer list", layers, type(self.backbone).__name__)
+            log.warning(
+                "freeze_layers=%d ignored: backbone %s has no encoder.layer list", layers, type(self.backbone).__name__
+            )
         elif layers:
             for layer in list(encoder_layers)[:layers]:
                 for p in layer.parameters():
@@ -134,7 +137,12 @@ class PRMModel(nn.Module):
 def _set_dropout(hf_cfg, dropout: float | None) -> None:
     if dropout is None:
         return
-    for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout", "hidden_dropout"):
+    for key in (
+        "hidden_dropout_prob",
+        "attention_probs_dropout_prob",
+        "dropout",
+        "attention_dropout",
+        "hidden_dropout",
+    ):
         if hasattr(hf_cfg, key):
             setattr(hf_cfg, key, dropout)
-

@@ -18,7 +18,11 @@ def plot_history(history: list[dict], steps: list[dict], path: Path) -> bool:
     except ImportError:
         log.warning("matplotlib not installed: no curves written (pip install matplotlib)")
         return False
-    keys = [k for k in ("mse_vs_mc", "mse_vs_return", "pairwise_acc", "spearman", "success_auc") if any(k in h for h in history)]
+    keys = [
+        k
+        for k in ("mse_vs_mc", "mse_vs_return", "pairwise_acc", "spearman", "success_auc")
+        if any(k in h for h in history)
+    ]
     fig, axes = plt.subplots(1, 1 + len(keys), figsize=(4 * (1 + len(keys)), 3.2))
     ax = axes[0] if keys else axes
     if steps:

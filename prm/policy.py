@@ -43,8 +43,9 @@ class Sample:
 class ActionSampler(Protocol):
     """A policy search and MC labels can draw actions from."""
 
-    def sample(self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int,
-               seed: int) -> list[Sample]:
+    def sample(
+        self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int, seed: int
+    ) -> list[Sample]:
         """`n` actions for the state (`observation`, `info`) of `env`, reproducible from `seed`."""
         ...
 
@@ -60,8 +61,9 @@ class BrainSampler:
         self.brain = brain
         self.agent: Agent = build_agent(brain, cfg, None)
 
-    def sample(self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int,
-               seed: int) -> list[Sample]:
+    def sample(
+        self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int, seed: int
+    ) -> list[Sample]:
         """`n` independent decisions of a memoryless agent at this state, one seed each."""
         if isinstance(self.brain, EnvBoundBrain):
             self.brain.bind_env(env)
@@ -70,8 +72,16 @@ class BrainSampler:
             self.agent.reset(instruction, seed=seed * 1009 + i)
             d = self.agent.decide(observation, info)
             o = d.output
-            out.append(Sample(d.parsed.action if d.parsed.ok else None, o.text, o.tokens_in, o.tokens_out, o.latency_s,
-                              None if d.parsed.ok else (d.parsed.error or "unparsable output")))
+            out.append(
+                Sample(
+                    d.parsed.action if d.parsed.ok else None,
+                    o.text,
+                    o.tokens_in,
+                    o.tokens_out,
+                    o.latency_s,
+                    None if d.parsed.ok else (d.parsed.error or "unparsable output"),
+                )
+            )
         return out
 
 
@@ -122,30 +132,49 @@ def start(env: gym.Env, seed: int | None = None, options: dict[str, Any] | None 
 
 def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int) -> Node:
     """The child of `node` after `sample` (the env is restored to `node` first; it is left at the child)."""
-    common = dict(index=len(node.steps), raw_output=sample.raw_output, tokens_in=sample.tokens_in,
-                  tokens_out=sample.tokens_out, latency_s=sample.latency_s)
+    common = dict(
+        index=len(node.steps),
+        raw_output=sample.raw_output,
+        tokens_in=sample.tokens_in,
+        tokens_out=sample.tokens_out,
+        latency_s=sample.latency_s,
+    )
     if sample.action is None:
         step = step_record(None, None, feedback=sample.error or "Your reply could not be parsed.", **common)
-        child = replace(node, observations=node.observations + [node.observation],
-                        actions=node.actions + [f"(unparsed output) {sample.raw_output[:120]}"],
-                        steps=node.steps + [step], score=None)
+        child = replace(
+            node,
+            observations=node.observations + [node.observation],
+            actions=node.actions + [f"(unparsed output) {sample.raw_output[:120]}"],
+            steps=node.steps + [step],
+            score=None,
+        )
     else:
         restore_env(env, node.snapshot)
         result = env.step(sample.action)
         obs, reward, terminated, truncated, info = result
-        child = Node(_snapshot(env), obs, info, node.instruction, node.initial_observation,
-                     node.observations + [node.observation], node.actions + [sample.action],
-                     node.steps + [step_record(sample.action, result, **common)],
-                     bool(terminated), bool(truncated), float(reward) if reward else node.last_reward,
-                     compact=node.compact)
+        child = Node(
+            _snapshot(env),
+            obs,
+            info,
+            node.instruction,
+            node.initial_observation,
+            node.observations + [node.observation],
+            node.actions + [sample.action],
+            node.steps + [step_record(sample.action, result, **common)],
+            bool(terminated),
+            bool(truncated),
+            float(reward) if reward else node.last_reward,
+            compact=node.compact,
+        )
     if not child.done and len(child.steps) >= max_steps:
         child.truncated = True
         child.steps[-1] = child.steps[-1].model_copy(update={"truncated": True})
     return child
 
 
-def rollout(env: gym.Env, sampler: ActionSampler, node: Node, *, seed: int, max_steps: int,
-            path: list[Node] | None = None) -> tuple[Node, int]:
+def rollout(
+    env: gym.Env, sampler: ActionSampler, node: Node, *, seed: int, max_steps: int, path: list[Node] | None = None
+) -> tuple[Node, int]:
     """Follow the policy from `node` to the end; returns the final node and the number of sampled steps.
     `path`, if given, receives every node after `node` (the states a branch can start from)."""
     n = 0
@@ -158,19 +187,49 @@ def rollout(env: gym.Env, sampler: ActionSampler, node: Node, *, seed: int, max_
     return node, n
 
 
-def to_episode(node: Node, *, episode_id: str, env_name: str, env_id: str, seed: int, brain: str, model: str = "",
-               env_kwargs: dict[str, Any] | None = None, meta: dict[str, Any] | None = None,
-               success_threshold: float = 1.0, started_at: float | None = None) -> EpisodeRecord:
+def to_episode(
+    node: Node,
+    *,
+    episode_id: str,
+    env_name: str,
+    env_id: str,
+    seed: int,
+    brain: str,
+    model: str = "",
+    env_kwargs: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
+    success_threshold: float = 1.0,
+    started_at: float | None = None,
+) -> EpisodeRecord:
     """A finished node as a trajectory record (the same schema `agents.run` writes)."""
     reason = None if node.terminated else ("max_steps" if node.truncated else None)
-    outcome, stats = episode_summary(node.steps, last_reward=node.last_reward, terminated=node.terminated,
-                                     truncated=node.truncated, truncation_reason=reason,
-                                     success_threshold=success_threshold, wall_time_s=0.0)
+    outcome, stats = episode_summary(
+        node.steps,
+        last_reward=node.last_reward,
+        terminated=node.terminated,
+        truncated=node.truncated,
+        truncation_reason=reason,
+        success_threshold=success_threshold,
+        wall_time_s=0.0,
+    )
     now = time.time()
-    return EpisodeRecord(episode_id=episode_id, env=env_name, env_id=env_id, env_kwargs=to_jsonable(env_kwargs or {}),
-                         seed=seed, instruction=node.instruction, initial_observation=node.initial_observation,
-                         brain=brain, model=model, steps=node.steps, outcome=outcome, stats=stats,
-                         started_at=started_at or now, finished_at=now, meta=to_jsonable(meta or {}))
+    return EpisodeRecord(
+        episode_id=episode_id,
+        env=env_name,
+        env_id=env_id,
+        env_kwargs=to_jsonable(env_kwargs or {}),
+        seed=seed,
+        instruction=node.instruction,
+        initial_observation=node.initial_observation,
+        brain=brain,
+        model=model,
+        steps=node.steps,
+        outcome=outcome,
+        stats=stats,
+        started_at=started_at or now,
+        finished_at=now,
+        meta=to_jsonable(meta or {}),
+    )
 
 
 def branch_points(path: list[Node]) -> list[int]:
@@ -178,8 +237,9 @@ def branch_points(path: list[Node]) -> list[int]:
     return [i for i, n in enumerate(path[:-1]) if n.info.get("available_actions")]
 
 
-def branch_rollouts(env: gym.Env, base: ActionSampler, cont: ActionSampler, root: Node, *, branches: int, seed: int,
-                    max_steps: int) -> tuple[list[Node], int]:
+def branch_rollouts(
+    env: gym.Env, base: ActionSampler, cont: ActionSampler, root: Node, *, branches: int, seed: int, max_steps: int
+) -> tuple[list[Node], int]:
     """Trajectories that leave a `base`-policy path at a random state with a random listed action, then follow `cont`.
 
     Why: independent policy trajectories rarely contain two different actions at the same state, yet that is
@@ -203,8 +263,9 @@ def branch_rollouts(env: gym.Env, base: ActionSampler, cont: ActionSampler, root
     return ends, steps
 
 
-def ending_branches(env: gym.Env, path: list[Node], *, branches: int, seed: int, max_steps: int,
-                    tries: int = 8) -> tuple[list[Node], int]:
+def ending_branches(
+    env: gym.Env, path: list[Node], *, branches: int, seed: int, max_steps: int, tries: int = 8
+) -> tuple[list[Node], int]:
     """One-step trajectories that end the episode at a state of `path` where the path itself went on.
 
     Why: a policy that ends an episode (WebShop's `click[buy now]`) mostly does so at the right moment, so a PRM

@@ -72,15 +72,30 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
             res = rerank(env, sampler, scorer, m=c.m, **kw)
         else:
             res = best_of_n(env, sampler, scorer if c.strategy == "bon" else None, n=c.n, **kw)
-        ep = to_episode(res.best, episode_id=f"{env_name}-{c.strategy}-{seed}", env_name=env_name, env_id=c.env.id,
-                        seed=seed, brain=brain.name, model=brain.model, env_kwargs=dict(c.env.kwargs),
-                        meta={"search": res.meta | {"samples": res.samples, "env_steps": res.env_steps, "scored": res.scored}},
-                        success_threshold=c.env.success_threshold, started_at=t0)
+        ep = to_episode(
+            res.best,
+            episode_id=f"{env_name}-{c.strategy}-{seed}",
+            env_name=env_name,
+            env_id=c.env.id,
+            seed=seed,
+            brain=brain.name,
+            model=brain.model,
+            env_kwargs=dict(c.env.kwargs),
+            meta={"search": res.meta | {"samples": res.samples, "env_steps": res.env_steps, "scored": res.scored}},
+            success_threshold=c.env.success_threshold,
+            started_at=t0,
+        )
         if scorer is not None:
             ep = annotate(scorer, [ep])[0]
         store.append(ep)
         results.append(res)
-        log.info("episode %d: reward %.3f after %d steps (%d samples)", seed, res.best.outcome(), len(res.best.steps), res.samples)
+        log.info(
+            "episode %d: reward %.3f after %d steps (%d samples)",
+            seed,
+            res.best.outcome(),
+            len(res.best.steps),
+            res.samples,
+        )
     env.close()
     console.print(_table(c, results))
     console.print(f"trajectories: {Path(c.out) / TRAJECTORIES}")
@@ -92,10 +107,12 @@ def _table(c: SearchConfig, results: list[SearchResult]) -> Table:
     t.add_column("metric")
     t.add_column("value", justify="right")
     n = max(1, len(results))
-    rows = [("success rate", f"{sum(r.best.outcome() >= 1.0 for r in results) / n:.1%}"),
-            ("mean score", f"{sum(r.best.outcome() for r in results) / n:.3f}"),
-            ("policy samples / episode", f"{sum(r.samples for r in results) / n:.1f}"),
-            ("PRM-scored nodes / episode", f"{sum(r.scored for r in results) / n:.1f}")]
+    rows = [
+        ("success rate", f"{sum(r.best.outcome() >= 1.0 for r in results) / n:.1%}"),
+        ("mean score", f"{sum(r.best.outcome() for r in results) / n:.3f}"),
+        ("policy samples / episode", f"{sum(r.samples for r in results) / n:.1f}"),
+        ("PRM-scored nodes / episode", f"{sum(r.scored for r in results) / n:.1f}"),
+    ]
     for k, v in rows:
         t.add_row(k, v)
     return t
@@ -108,5 +125,10 @@ def job(plain: dict[str, Any]) -> int:
 
 
 AGENT_CONF = Path(__file__).resolve().parents[1] / "agents" / "conf"  # the env / brain / agent groups of agents.run
-main = hydra_command(str(Path(__file__).resolve().parent / "conf"), "search", job,
-                     schemas={"search_schema": SearchConfig}, search_path=[AGENT_CONF])
+main = hydra_command(
+    str(Path(__file__).resolve().parent / "conf"),
+    "search",
+    job,
+    schemas={"search_schema": SearchConfig},
+    search_path=[AGENT_CONF],
+)

@@ -33,6 +33,7 @@ class ScorerStats:
 
 class PRMScorer:
     """Scores the steps of (partial) trajectories with a trained PRM, batching windows and caching their scores."""
+
     def __init__(self, model: PRMModel, batch_size: int = 16, cache_size: int = 100_000) -> None:
         self.model = model.eval()
         self.batch_size = batch_size
@@ -62,11 +63,11 @@ class PRMScorer:
         t0 = time.perf_counter()
         pad = self.model.steps.pad_id
         for b in range(0, len(keys), self.batch_size):
-            chunk = [windows[todo[k][0]] for k in keys[b: b + self.batch_size]]
+            chunk = [windows[todo[k][0]] for k in keys[b : b + self.batch_size]]
             scores = self.model(collate(chunk, pad)).float().cpu().numpy()
             pos = 0
-            for k, w in zip(keys[b: b + self.batch_size], chunk):
-                s = scores[pos: pos + len(w.markers)].copy()
+            for k, w in zip(keys[b : b + self.batch_size], chunk):
+                s = scores[pos : pos + len(w.markers)].copy()
                 pos += len(w.markers)
                 self._remember(k, s)
                 for i in todo[k]:
@@ -94,8 +95,10 @@ class PRMScorer:
 
     def score_last(self, items: Sequence[Item]) -> np.ndarray:
         """The promise of each item's last step (one window each: the instruction and the latest steps)."""
-        windows = [self.model.steps.windows(instr, list(obs), list(acts), traj=i, last_only=True)[0]
-                   for i, (instr, obs, acts) in enumerate(items)]
+        windows = [
+            self.model.steps.windows(instr, list(obs), list(acts), traj=i, last_only=True)[0]
+            for i, (instr, obs, acts) in enumerate(items)
+        ]
         return np.array([s[-1] for s in self.run_windows(windows)])
 
     def score_trajectories(self, trajs: Sequence[Trajectory]) -> list[np.ndarray]:

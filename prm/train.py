@@ -50,6 +50,7 @@ def seed_everything(seed: int) -> None:
 
 def split_by_task(trajs: list[Trajectory], fraction: float, seed: int) -> tuple[list[Trajectory], list[Trajectory]]:
     """Hold out whole tasks (all trajectories of an instruction), chosen by a seeded hash."""
+
     def held(group: str) -> bool:
         h = hashlib.sha256(f"{seed}:{group}".encode()).digest()
         return int.from_bytes(h[:8], "big") / 2**64 < fraction
@@ -118,7 +119,9 @@ class Trainer:
         trajs = load_trajectories(cfg.data, outcome=cfg.outcome, truncated_as_failure=cfg.truncated_as_failure)
         if cfg.eval_data:
             self.train_trajs = trajs
-            self.heldout = load_trajectories(cfg.eval_data, outcome=cfg.outcome, truncated_as_failure=cfg.truncated_as_failure)
+            self.heldout = load_trajectories(
+                cfg.eval_data, outcome=cfg.outcome, truncated_as_failure=cfg.truncated_as_failure
+            )
         else:
             self.train_trajs, self.heldout = split_by_task(trajs, cfg.eval_fraction, cfg.seed)
         if cfg.max_train_trajectories is not None:
@@ -130,27 +133,41 @@ class Trainer:
         if resuming:
             self.model = PRMModel.from_pretrained(ckpt)
         else:
-            self.model = PRMModel.from_backbone(PRMConfig(base_backbone=cfg.backbone, text=cfg.text, dropout=cfg.dropout))
+            self.model = PRMModel.from_backbone(
+                PRMConfig(base_backbone=cfg.backbone, text=cfg.text, dropout=cfg.dropout)
+            )
         trainable = self.model.freeze(cfg.freeze_embeddings, cfg.freeze_layers)
         cache = self.out / "cache" / "tokens.json"
         self.model.steps.load_cache(cache)
         t0 = time.perf_counter()
-        self.windows = [self.model.steps.windows(t.instruction, t.observations, t.actions, traj=i)
-                        for i, t in enumerate(self.train_trajs)]
+        self.windows = [
+            self.model.steps.windows(t.instruction, t.observations, t.actions, traj=i)
+            for i, t in enumerate(self.train_trajs)
+        ]
         self.model.steps.save_cache(cache)
         n_win = sum(len(w) for w in self.windows)
-        log.info("train: %d trajectories, %d steps, %d windows (tokenized in %.1f s, cache hits %d); held out: %d; "
-                 "trainable params %.1fM", len(self.train_trajs), sum(len(t) for t in self.train_trajs), n_win,
-                 time.perf_counter() - t0, self.model.steps.hits, len(self.heldout), trainable / 1e6)
+        log.info(
+            "train: %d trajectories, %d steps, %d windows (tokenized in %.1f s, cache hits %d); held out: %d; "
+            "trainable params %.1fM",
+            len(self.train_trajs),
+            sum(len(t) for t in self.train_trajs),
+            n_win,
+            time.perf_counter() - t0,
+            self.model.steps.hits,
+            len(self.heldout),
+            trainable / 1e6,
+        )
         head = list(self.model.head.parameters())
         body = [p for n, p in self.model.named_parameters() if p.requires_grad and not n.startswith("head.")]
-        self.opt = torch.optim.AdamW([{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.head_lr}],
-                                     weight_decay=cfg.weight_decay)
+        self.opt = torch.optim.AdamW(
+            [{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.head_lr}], weight_decay=cfg.weight_decay
+        )
         per_epoch = -(-len(self.train_trajs) // (cfg.batch_size * cfg.grad_accum))
         total = per_epoch * cfg.epochs
         warm = int(total * cfg.warmup_ratio)
         self.sched = torch.optim.lr_scheduler.LambdaLR(
-            self.opt, lambda u: (u + 1) / max(1, warm) if u < warm else max(0.0, (total - u) / max(1, total - warm)))
+            self.opt, lambda u: (u + 1) / max(1, warm) if u < warm else max(0.0, (total - u) / max(1, total - warm))
+        )
         self.scorer = PRMScorer(self.model, batch_size=cfg.eval_batch_size)
         if resuming:
             self._load_state(ckpt / STATE)
@@ -163,7 +180,7 @@ class Trainer:
         model.train()
         rng = np.random.default_rng(cfg.seed * 1000 + self.epoch)
         order = rng.permutation(len(self.train_trajs))
-        micro = [order[i: i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
+        micro = [order[i : i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
         sums = {"loss": 0.0, "l_q": 0.0, "l_a": 0.0}
         t0 = time.perf_counter()
         self.opt.zero_grad(set_to_none=True)
@@ -181,8 +198,9 @@ class Trainer:
                 self.sched.step()
                 self.opt.zero_grad(set_to_none=True)
                 self.update += 1
-                self.step_log.append({"update": self.update, "loss": float(parts.loss.detach()), "l_q": parts.l_q,
-                                      "l_a": parts.l_a})
+                self.step_log.append(
+                    {"update": self.update, "loss": float(parts.loss.detach()), "l_q": parts.l_q, "l_a": parts.l_a}
+                )
             progress.update(task, advance=len(idx), loss=f"{sums['loss'] / (k + 1):.4f}")
         n = max(1, len(micro))
         return {k: v / n for k, v in sums.items()} | {"train_seconds": time.perf_counter() - t0}
@@ -196,9 +214,16 @@ class Trainer:
             row = {"epoch": 0} | evaluate(self.scorer, self.heldout, cfg)
             self.history.append(row)
             self._report(row)
-        progress = Progress(TextColumn("[bold]epoch {task.fields[epoch]}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                            console=self.console, disable=not cfg.progress)
+        progress = Progress(
+            TextColumn("[bold]epoch {task.fields[epoch]}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("loss {task.fields[loss]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+            disable=not cfg.progress,
+        )
         best = min((h.get(self._key(), float("inf")) for h in self.history[1:]), default=float("inf"))
         with progress:
             while self.epoch < cfg.epochs:
@@ -224,17 +249,31 @@ class Trainer:
         return "mse_vs_mc" if any(t.mc_q is not None for t in self.heldout) else "mse_vs_return"
 
     def _report(self, row: dict[str, Any]) -> None:
-        log.info("epoch %d: %s", row["epoch"], ", ".join(f"{k}={v:.4g}" for k, v in row.items()
-                                                          if k != "epoch" and isinstance(v, float)))
+        log.info(
+            "epoch %d: %s",
+            row["epoch"],
+            ", ".join(f"{k}={v:.4g}" for k, v in row.items() if k != "epoch" and isinstance(v, float)),
+        )
 
     def _save_checkpoint(self) -> None:
         ckpt = self.out / "checkpoint"
         tmp = self.out / "checkpoint.tmp"
         self.model.save_pretrained(tmp)
-        torch.save({"epoch": self.epoch, "update": self.update, "optimizer": self.opt.state_dict(),
-                    "scheduler": self.sched.state_dict(), "history": self.history, "step_log": self.step_log,
-                    "torch_rng": torch.get_rng_state(), "numpy_rng": np.random.get_state(), "random_rng": random.getstate(),
-                    "config": self.cfg.model_dump()}, tmp / STATE)
+        torch.save(
+            {
+                "epoch": self.epoch,
+                "update": self.update,
+                "optimizer": self.opt.state_dict(),
+                "scheduler": self.sched.state_dict(),
+                "history": self.history,
+                "step_log": self.step_log,
+                "torch_rng": torch.get_rng_state(),
+                "numpy_rng": np.random.get_state(),
+                "random_rng": random.getstate(),
+                "config": self.cfg.model_dump(),
+            },
+            tmp / STATE,
+        )
         if ckpt.exists():
             import shutil
 

@@ -64,16 +64,33 @@ def llama_server(gguf_path, tmp_path_factory):
     `gemma-tools` (chatml-function-calling, for tool calls).
     """
     port = free_port()
-    cfg = {"host": "127.0.0.1", "port": port, "models": [
-        {"model": gguf_path, "model_alias": "gemma-chat", "chat_format": "gemma", "logits_all": True, "n_ctx": 1024,
-         "verbose": False},
-        {"model": gguf_path, "model_alias": "gemma-tools", "chat_format": "chatml-function-calling", "n_ctx": 1024,
-         "verbose": False}]}
+    cfg = {
+        "host": "127.0.0.1",
+        "port": port,
+        "models": [
+            {
+                "model": gguf_path,
+                "model_alias": "gemma-chat",
+                "chat_format": "gemma",
+                "logits_all": True,
+                "n_ctx": 1024,
+                "verbose": False,
+            },
+            {
+                "model": gguf_path,
+                "model_alias": "gemma-tools",
+                "chat_format": "chatml-function-calling",
+                "n_ctx": 1024,
+                "verbose": False,
+            },
+        ],
+    }
     cfg_path = tmp_path_factory.mktemp("llama") / "server.json"
     cfg_path.write_text(json.dumps(cfg))
     log = open(cfg_path.with_suffix(".log"), "w")
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--config_file", str(cfg_path)],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--config_file", str(cfg_path)], stdout=log, stderr=subprocess.STDOUT
+    )
     base = f"http://127.0.0.1:{port}/v1"
     wait_until_up(proc, f"{base}/models", cfg_path.with_suffix(".log"), "llama.cpp server")
     yield base

@@ -10,9 +10,16 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-GOOD = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Action: click[ok]"}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}}
+GOOD = {
+    "id": "x",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "m",
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "Action: click[ok]"}, "finish_reason": "stop"}
+    ],
+    "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+}
 
 
 class MisbehavingServer:
@@ -59,7 +66,7 @@ class MisbehavingServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "MisbehavingServer":
+    def __enter__(self) -> MisbehavingServer:
         self._thread.start()
         return self
 

@@ -60,6 +60,7 @@ def test_every_project_env_has_a_registered_step_limit() -> None:
 
 # --- the helpers ---------------------------------------------------------------------------------
 
+
 def test_action_cap_and_bounded_echo() -> None:
     assert action_problem("x" * MAX_ACTION_CHARS) is None
     problem = action_problem("check[" + "x" * 1_000_000 + "]")
@@ -89,6 +90,7 @@ def test_snapshot_env_restores_the_time_limit_counter() -> None:
 
 
 # --- the checker catches broken envs ---------------------------------------------------------------
+
 
 class KeepsGoingCorridor(CorridorEnv):
     """Breaks the after-end rule: answers a step after the end as if nothing had happened."""
@@ -125,12 +127,15 @@ class RaisingCorridor(CorridorEnv):
         return super().step(action.strip())
 
 
-@pytest.mark.parametrize("env_cls, rule", [
-    (KeepsGoingCorridor, "a step after the episode ended"),
-    (EchoingCorridor, "over-long action refused with a bounded echo"),
-    (SlipperyCorridor, "bad action -> error, state unchanged"),
-    (RaisingCorridor, "bad action -> error, state unchanged"),
-])
+@pytest.mark.parametrize(
+    "env_cls, rule",
+    [
+        (KeepsGoingCorridor, "a step after the episode ended"),
+        (EchoingCorridor, "over-long action refused with a bounded echo"),
+        (SlipperyCorridor, "bad action -> error, state unchanged"),
+        (RaisingCorridor, "bad action -> error, state unchanged"),
+    ],
+)
 def test_checker_names_the_env_and_the_broken_rule(env_cls: type[CorridorEnv], rule: str) -> None:
     with pytest.raises(AssertionError, match=f"^{env_cls.__name__}: {rule}"):
         check_text_env(env_cls(), skip_gymnasium=True)

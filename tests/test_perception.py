@@ -1,12 +1,19 @@
+import pytest
+
 from agents.brains.base import approx_tokens
 from agents.perception import Perception, PerceptionConfig, perception_from_config
-import pytest
 
 
 def test_prompt_contains_all_parts():
-    p = Perception().build(instruction="buy socks", observation="results page", available_actions=["click[a]"],
-                           action_templates=["search[...]"], memory_context="[action] search[socks]",
-                           feedback="bad action", format_instructions="FORMAT")
+    p = Perception().build(
+        instruction="buy socks",
+        observation="results page",
+        available_actions=["click[a]"],
+        action_templates=["search[...]"],
+        memory_context="[action] search[socks]",
+        feedback="bad action",
+        format_instructions="FORMAT",
+    )
     sys, user = p.messages
     assert sys["role"] == "system" and "FORMAT" in sys["content"]
     for part in ("buy socks", "results page", "- click[a]", "- search[...]", "[action] search[socks]", "bad action"):
@@ -27,8 +34,9 @@ def test_budget_is_respected_and_cuts_marked():
 
 
 def test_templates_overridable_and_unknown_option_rejected():
-    per = perception_from_config({"user_template": "T={instruction} O={observation}{memory_block}{feedback_block}{actions_block}"},
-                                 approx_tokens)
+    per = perception_from_config(
+        {"user_template": "T={instruction} O={observation}{memory_block}{feedback_block}{actions_block}"}, approx_tokens
+    )
     assert per.build(instruction="x", observation="y").messages[1]["content"] == "T=x O=y"
     with pytest.raises(ValueError, match="unknown perception option"):
         perception_from_config({"budget": 3}, approx_tokens)

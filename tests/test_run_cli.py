@@ -13,8 +13,9 @@ CORRIDOR = ["env=gym", f"env.id={ENV_ID}", "env.entry_point=tests.toy_env:Corrid
 
 
 def run(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "agents.run", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "agents.run", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_help_lists_config_groups():

@@ -19,7 +19,8 @@ BEFORE = frozenset(
     "for from with and or but so as if then than too very can could would should will shall may might must do does did "
     "have has had want wanted need needs needed like looking look find buy get purchase shopping shop please "
     "which what who whom whose price priced lower less under below dollars dollar up cost costs costing no more "
-    "around about between within also some any".split())
+    "around about between within also some any".split()
+)
 
 
 def test_generic_filling_knows_no_shop_words():

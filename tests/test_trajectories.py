@@ -12,16 +12,26 @@ import pytest
 from agents.brains.scripted import ScriptedBrain
 from agents.core import Agent, run_episode
 from agents.trajectories import EpisodeRecord, TrajectoryStore
-from agents.trajectories.export import (from_hf_dataset, read_agentgym, read_parquet, step_rows, to_agentgym,
-                                        to_hf_dataset, write_agentgym, write_parquet)
+from agents.trajectories.export import (
+    from_hf_dataset,
+    read_agentgym,
+    read_parquet,
+    step_rows,
+    to_agentgym,
+    to_hf_dataset,
+    write_agentgym,
+    write_parquet,
+)
 from tests.toy_env import ENV_ID
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def episodes(n=4, eps=0.3):
-    return [run_episode(gym.make(ENV_ID), Agent(ScriptedBrain(epsilon=eps)), seed=s,
-                        episode_id=f"corridor-{s}") for s in range(n)]
+    return [
+        run_episode(gym.make(ENV_ID), Agent(ScriptedBrain(epsilon=eps)), seed=s, episode_id=f"corridor-{s}")
+        for s in range(n)
+    ]
 
 
 def test_store_round_trip(tmp_path):
@@ -79,9 +89,23 @@ def test_parquet_and_hf_round_trip(tmp_path):
 
 
 def _run_cmd(out, episodes_n, resume=False):
-    return [sys.executable, "-m", "agents.run", "env=gym", f"env.id={ENV_ID}", "env.entry_point=tests.toy_env:CorridorEnv",
-            "env.name=corridor", "brain=scripted", "brain.epsilon=0.2", "memory=none", f"episodes={episodes_n}",
-            f"out={out}", "progress=false", f"resume={'true' if resume else 'false'}", "concurrency=4"]
+    return [
+        sys.executable,
+        "-m",
+        "agents.run",
+        "env=gym",
+        f"env.id={ENV_ID}",
+        "env.entry_point=tests.toy_env:CorridorEnv",
+        "env.name=corridor",
+        "brain=scripted",
+        "brain.epsilon=0.2",
+        "memory=none",
+        f"episodes={episodes_n}",
+        f"out={out}",
+        "progress=false",
+        f"resume={'true' if resume else 'false'}",
+        "concurrency=4",
+    ]
 
 
 def test_sigkill_loses_at_most_the_episode_in_flight_and_resume_completes(tmp_path):

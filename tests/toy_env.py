@@ -50,8 +50,11 @@ class CorridorEnv(gym.Env):
         return where + key + door + inv
 
     def _info(self, error: str | None = None) -> dict[str, Any]:
-        info: dict[str, Any] = {"instruction": "Find the key and open the door at the end of the corridor.",
-                                "available_actions": self._actions(), "action_templates": ["say[...]"]}
+        info: dict[str, Any] = {
+            "instruction": "Find the key and open the door at the end of the corridor.",
+            "available_actions": self._actions(),
+            "action_templates": ["say[...]"],
+        }
         if error:
             info["error"] = error
         return info
@@ -91,7 +94,9 @@ class CorridorEnv(gym.Env):
         return self._obs(), reward, terminated, (not terminated) and self._cut(), self._info()
 
     def snapshot(self) -> Any:
-        return copy.deepcopy((self.pos, self.key_pos, self.has_key, self.t, self.done, self.np_random.bit_generator.state))
+        return copy.deepcopy(
+            (self.pos, self.key_pos, self.has_key, self.t, self.done, self.np_random.bit_generator.state)
+        )
 
     def restore(self, snap: Any) -> None:
         self.pos, self.key_pos, self.has_key, self.t, self.done, rng = copy.deepcopy(snap)

@@ -19,8 +19,18 @@ from agents.trajectories.store import TrajectoryStore, atomic_write_text
 
 MANIFEST = "collect.json"
 # how the run executes, not what it produces: free to change between a run and its resume
-VOLATILE = ("executor", "workers", "ray_address", "ray_num_cpus", "remote", "max_failures", "progress", "log_level",
-            "resume", "keep_messages")
+VOLATILE = (
+    "executor",
+    "workers",
+    "ray_address",
+    "ray_num_cpus",
+    "remote",
+    "max_failures",
+    "progress",
+    "log_level",
+    "resume",
+    "keep_messages",
+)
 
 
 @dataclass
@@ -65,14 +75,22 @@ def check_manifest(out: Path, cfg: RunConfig, chash: str) -> None:
             if not isinstance(old, dict) or "config_hash" not in old:
                 raise ValueError("no config_hash in it")
         except (ValueError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{path} is corrupt ({e}); it records the config this run was made with. Restore it, "
-                              f"or delete it to adopt the current config for the episodes already in {out}") from None
+            raise ConfigError(
+                f"{path} is corrupt ({e}); it records the config this run was made with. Restore it, "
+                f"or delete it to adopt the current config for the episodes already in {out}"
+            ) from None
         if old.get("config_hash") != chash:
             before = old.get("config") if isinstance(old.get("config"), dict) else {}
-            changed = sorted(k for k in set(before) | set(plain)
-                             if k not in VOLATILE and k not in ("episodes", "out", "hydra", "concurrency")
-                             and before.get(k) != plain.get(k))
-            raise ConfigError(f"{out} holds episodes made with another config (changed: {', '.join(changed) or '?'}); "
-                              "rerun with the original settings to resume it, or choose another out=...")
+            changed = sorted(
+                k
+                for k in set(before) | set(plain)
+                if k not in VOLATILE
+                and k not in ("episodes", "out", "hydra", "concurrency")
+                and before.get(k) != plain.get(k)
+            )
+            raise ConfigError(
+                f"{out} holds episodes made with another config (changed: {', '.join(changed) or '?'}); "
+                "rerun with the original settings to resume it, or choose another out=..."
+            )
         return
     atomic_write_text(path, json.dumps({"config_hash": chash, "config": plain}, indent=2, default=str))

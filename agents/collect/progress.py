@@ -11,15 +11,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 class CollectProgress:
     def __init__(self, console: Console, total: int, title: str, enabled: bool = True) -> None:
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[eps]} ep/s"), TextColumn("{task.fields[tps]} tok/s"),
-            TextColumn("ok {task.fields[ok]} · failed {task.fields[failed]}"), TimeElapsedColumn(),
-            TimeRemainingColumn(), console=console, disable=not enabled)
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[eps]} ep/s"),
+            TextColumn("{task.fields[tps]} tok/s"),
+            TextColumn("ok {task.fields[ok]} · failed {task.fields[failed]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            disable=not enabled,
+        )
         self._task = self._progress.add_task(title, total=total, eps="-", tps="-", ok=0, failed=0)
         self.t0 = time.perf_counter()
         self.episodes = self.successes = self.failed = self.tokens = 0
 
-    def __enter__(self) -> "CollectProgress":
+    def __enter__(self) -> CollectProgress:
         self._progress.__enter__()
         self.t0 = time.perf_counter()
         return self
@@ -43,5 +50,11 @@ class CollectProgress:
 
     def _refresh(self) -> None:
         dt = max(self.elapsed, 1e-9)
-        self._progress.update(self._task, completed=self.episodes + self.failed, eps=f"{self.episodes / dt:.2f}",
-                              tps=f"{self.tokens / dt:,.0f}", ok=self.successes, failed=self.failed)
+        self._progress.update(
+            self._task,
+            completed=self.episodes + self.failed,
+            eps=f"{self.episodes / dt:.2f}",
+            tps=f"{self.tokens / dt:,.0f}",
+            ok=self.successes,
+            failed=self.failed,
+        )

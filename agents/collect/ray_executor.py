@@ -54,14 +54,16 @@ def _init_ray(cfg: CollectConfig) -> bool:
     if ray.is_initialized():
         return False
     address = cfg.ray_address
-    kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=cfg.log_level == "DEBUG",
-                                  logging_level=logging.WARNING)
+    kwargs: dict[str, Any] = dict(
+        include_dashboard=False, log_to_driver=cfg.log_level == "DEBUG", logging_level=logging.WARNING
+    )
     if address:
         ray.init(address=address, **kwargs)
     else:  # a local Ray: make sure workers import this checkout
         workers = cfg.workers
-        ray.init(num_cpus=max(os.cpu_count() or 1, workers), runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
-                 **kwargs)
+        ray.init(
+            num_cpus=max(os.cpu_count() or 1, workers), runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}}, **kwargs
+        )
     return True
 
 
@@ -73,8 +75,9 @@ def run_ray(cfg: CollectConfig, chash: str, seeds: list[int], concurrency: int, 
     workers = cfg.workers
     started = _init_ray(cfg)
     per_actor = max(1, math.ceil(concurrency / workers))
-    actor_cls = ray.remote(num_cpus=cfg.ray_num_cpus, max_restarts=3, max_task_retries=3,
-                           max_concurrency=per_actor)(EpisodeActor)
+    actor_cls = ray.remote(num_cpus=cfg.ray_num_cpus, max_restarts=3, max_task_retries=3, max_concurrency=per_actor)(
+        EpisodeActor
+    )
     plain = cfg.model_dump(mode="json")  # ships as JSON-able data, validated again in the actor
     actors = [actor_cls.remote(plain, chash) for _ in range(workers)]
     try:

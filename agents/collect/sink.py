@@ -29,13 +29,22 @@ def is_user_error(exc: BaseException) -> bool:
 class Sink:
     """The one place results land: store, failure log, progress, and the stop decision."""
 
-    def __init__(self, store: TrajectoryStore, failures: FailureLog, progress: CollectProgress, env_name: str,
-                 done_ids: set[str], max_failures: int | None) -> None:
+    def __init__(
+        self,
+        store: TrajectoryStore,
+        failures: FailureLog,
+        progress: CollectProgress,
+        env_name: str,
+        done_ids: set[str],
+        max_failures: int | None,
+    ) -> None:
         self.store, self.failures, self.progress = store, failures, progress
         self.env_name, self.done_ids, self.max_failures = env_name, done_ids, max_failures
         self.failed: dict[int, str] = {}  # seed -> error, for this invocation
         self.abort_reason: str | None = None
-        self.user_error: BaseException | None = None  # the first failure that was a user mistake (bad config, dead endpoint)
+        self.user_error: BaseException | None = (
+            None  # the first failure that was a user mistake (bad config, dead endpoint)
+        )
         self.tokens = 0
 
     @property

@@ -18,7 +18,6 @@ from agents.config import ConfigError, RunConfig
 from agents.core.factory import build_agent, build_brain, build_memory, config_hash, make_env
 from agents.core.loop import arun_episode
 from agents.trajectories.schema import EpisodeRecord
-from envs.capabilities import AsyncClosable, ServesEnvs
 from agents.trajectories.store import atomic_write_text
 from envs.capabilities import AsyncClosable, ServesEnvs
 
@@ -63,10 +62,14 @@ class EpisodeWorker:
         try:
             state = json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{path} is corrupt ({e}); it holds the memory carried between episodes. Restore it, "
-                              "or delete it to start the memory afresh (finished episodes are kept)") from None
+            raise ConfigError(
+                f"{path} is corrupt ({e}); it holds the memory carried between episodes. Restore it, "
+                "or delete it to start the memory afresh (finished episodes are kept)"
+            ) from None
         if not isinstance(state, dict):
-            raise ConfigError(f"{path} holds a {type(state).__name__}, not a memory state; delete it to start the memory afresh")
+            raise ConfigError(
+                f"{path} holds a {type(state).__name__}, not a memory state; delete it to start the memory afresh"
+            )
         return state
 
     # -- envs -------------------------------------------------------------------------------
@@ -78,10 +81,17 @@ class EpisodeWorker:
         from envs.server.client import RemoteEnv
 
         if env_cfg.entry_point:
-            raise ConfigError(f"env.entry_point={env_cfg.entry_point} cannot be sent to an env server; start the server "
-                              f"with --env {self.env_name}={env_cfg.id}@{env_cfg.entry_point} instead")
-        return RemoteEnv(url=self.cfg.remote.url, env=env_cfg.id, kwargs=dict(env_cfg.kwargs),
-                         token=self.cfg.remote.token, timeout_s=self.cfg.remote.timeout_s)
+            raise ConfigError(
+                f"env.entry_point={env_cfg.entry_point} cannot be sent to an env server; start the server "
+                f"with --env {self.env_name}={env_cfg.id}@{env_cfg.entry_point} instead"
+            )
+        return RemoteEnv(
+            url=self.cfg.remote.url,
+            env=env_cfg.id,
+            kwargs=dict(env_cfg.kwargs),
+            token=self.cfg.remote.token,
+            timeout_s=self.cfg.remote.timeout_s,
+        )
 
     @staticmethod
     async def _close(env: gym.Env) -> None:
@@ -100,8 +110,10 @@ class EpisodeWorker:
             if isinstance(env, ServesEnvs):
                 served = env.servable()
                 if self.cfg.env.id not in served.values() and self.cfg.env.id not in served:
-                    raise ConfigError(f"env server {self.cfg.remote.url} does not serve {self.cfg.env.id!r}; it serves: "
-                                      + ", ".join(f"{n} ({i})" for n, i in sorted(served.items())))
+                    raise ConfigError(
+                        f"env server {self.cfg.remote.url} does not serve {self.cfg.env.id!r}; it serves: "
+                        + ", ".join(f"{n} ({i})" for n, i in sorted(served.items()))
+                    )
         finally:
             env.close()
         memory = build_memory(self.cfg.memory, self.brain)
@@ -109,9 +121,11 @@ class EpisodeWorker:
             try:
                 memory.load_state(self._memory_state)
             except Exception as e:  # any shape mismatch: the user's file, not our bug
-                raise ConfigError(f"{self.memory_state_path} does not fit memory={self.cfg.memory.name} "
-                                  f"({type(e).__name__}: {e}); delete it to start the memory afresh, "
-                                  "or rerun with the memory it was made with") from None
+                raise ConfigError(
+                    f"{self.memory_state_path} does not fit memory={self.cfg.memory.name} "
+                    f"({type(e).__name__}: {e}); delete it to start the memory afresh, "
+                    "or rerun with the memory it was made with"
+                ) from None
         build_agent(self.brain, self.cfg.agent, memory, seed=self.cfg.seed)
 
     # -- episodes ---------------------------------------------------------------------------
@@ -125,10 +139,19 @@ class EpisodeWorker:
         env = self.make_env()
         cfg = self.cfg
         try:
-            record = await arun_episode(env, agent, seed=seed, max_steps=cfg.steps_limit, max_invalid=cfg.max_invalid,
-                                        env_name=self.env_name, env_kwargs=dict(cfg.env.kwargs),
-                                        episode_id=episode_id(self.env_name, seed), config_hash=self.config_hash,
-                                        keep_messages=cfg.keep_messages, success_threshold=cfg.env.success_threshold)
+            record = await arun_episode(
+                env,
+                agent,
+                seed=seed,
+                max_steps=cfg.steps_limit,
+                max_invalid=cfg.max_invalid,
+                env_name=self.env_name,
+                env_kwargs=dict(cfg.env.kwargs),
+                episode_id=episode_id(self.env_name, seed),
+                config_hash=self.config_hash,
+                keep_messages=cfg.keep_messages,
+                success_threshold=cfg.env.success_threshold,
+            )
         finally:
             await self._close(env)
         if memory is not None and self.carry:

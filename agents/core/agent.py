@@ -27,6 +27,7 @@ CHOOSE_FORMAT = "Reply with one line: Action: <one of the available actions>"
 @dataclass
 class Decision:
     """One step's choice: the prompt it came from, the brain's output and the parsed action."""
+
     percept: Percept
     output: BrainOutput
     parsed: ParseResult
@@ -35,16 +36,30 @@ class Decision:
 
 class Agent:
     """Brain + perception + action + memory: turns an observation into one env action."""
-    def __init__(self, brain: Brain, perception: Perception | None = None, memory: Memory | None = None, *,
-                 mode: Mode = "auto", action_format: ActionFormat = "react", temperature: float | None = None,
-                 max_tokens: int = 256, memory_budget_tokens: int = 512, observation_memory_chars: int = 400,
-                 slot_fill: str = "task", seed: int | None = None) -> None:
+
+    def __init__(
+        self,
+        brain: Brain,
+        perception: Perception | None = None,
+        memory: Memory | None = None,
+        *,
+        mode: Mode = "auto",
+        action_format: ActionFormat = "react",
+        temperature: float | None = None,
+        max_tokens: int = 256,
+        memory_budget_tokens: int = 512,
+        observation_memory_chars: int = 400,
+        slot_fill: str = "task",
+        seed: int | None = None,
+    ) -> None:
         if mode not in ("auto", "generate", "choose"):
             raise ValueError(f"agent mode must be one of auto, generate, choose; got {mode!r}")
         if action_format not in ("react", "tool_calls"):
             raise ValueError(f"action_format must be 'react' or 'tool_calls'; got {action_format!r}")
         if mode == "choose" and not isinstance(brain, ChoosingBrain):
-            raise ValueError(f"mode=choose needs a brain that can rank actions (local, scripted); {brain.name!r} cannot")
+            raise ValueError(
+                f"mode=choose needs a brain that can rank actions (local, scripted); {brain.name!r} cannot"
+            )
         self.brain = brain
         self.perception = perception or Perception(count_tokens=brain.count_tokens)
         self.memory = memory
@@ -78,8 +93,9 @@ class Agent:
         if self.memory is not None:
             self.memory.on_episode_end(outcome)
 
-    def observe(self, action: str | None, observation: str, reward: float, info: dict[str, Any],
-                feedback: str | None = None) -> None:
+    def observe(
+        self, action: str | None, observation: str, reward: float, info: dict[str, Any], feedback: str | None = None
+    ) -> None:
         """Record what happened; the next prompt shows `feedback` if the last reply was rejected."""
         self._feedback = feedback
         self._step += 1
@@ -103,14 +119,23 @@ class Agent:
         choosing = self._choosing(info)
         memory_context = ""
         if self.memory is not None:
-            memory_context = self.memory.build_context(f"{self.instruction}\n{observation}", self.memory_budget_tokens,
-                                                       self.brain.count_tokens)
-        fmt = CHOOSE_FORMAT if choosing else (REACT_FORMAT if self.action_format == "react"
-                                              else "Call exactly one of the provided tools.")
-        percept = self.perception.build(instruction=self.instruction or str(info.get("instruction", "")),
-                                        observation=observation, available_actions=info.get("available_actions"),
-                                        action_templates=info.get("action_templates"), memory_context=memory_context,
-                                        feedback=self._feedback, format_instructions=fmt)
+            memory_context = self.memory.build_context(
+                f"{self.instruction}\n{observation}", self.memory_budget_tokens, self.brain.count_tokens
+            )
+        fmt = (
+            CHOOSE_FORMAT
+            if choosing
+            else (REACT_FORMAT if self.action_format == "react" else "Call exactly one of the provided tools.")
+        )
+        percept = self.perception.build(
+            instruction=self.instruction or str(info.get("instruction", "")),
+            observation=observation,
+            available_actions=info.get("available_actions"),
+            action_templates=info.get("action_templates"),
+            memory_context=memory_context,
+            feedback=self._feedback,
+            format_instructions=fmt,
+        )
         return percept, choosing
 
     def _choose_temperature(self) -> float:
@@ -134,8 +159,11 @@ class Agent:
     def _choose_args(self, info: dict[str, Any]) -> list[str]:
         templates = list(info.get("action_templates") or [])
         if self.slot_fill == "task":
-            templates = expand_templates(templates, self.instruction or str(info.get("instruction", "")),
-                                         stopwords=info.get("slot_stopwords") or ())
+            templates = expand_templates(
+                templates,
+                self.instruction or str(info.get("instruction", "")),
+                stopwords=info.get("slot_stopwords") or (),
+            )
         return templates + list(info.get("available_actions") or [])
 
     def _generate_kwargs(self, info: dict[str, Any]) -> dict[str, Any]:
@@ -148,8 +176,13 @@ class Agent:
         """Choose the next action for the current observation (ranked choice or generated text)."""
         percept, choosing = self._prepare(observation, info)
         if choosing:
-            output = self.brain.choose(percept.messages, self._choose_args(info),  # type: ignore[attr-defined]
-                                       temperature=self._choose_temperature(), prefix=CHOOSE_PREFIX, seed=self._step_seed())
+            output = self.brain.choose(
+                percept.messages,
+                self._choose_args(info),  # type: ignore[attr-defined]
+                temperature=self._choose_temperature(),
+                prefix=CHOOSE_PREFIX,
+                seed=self._step_seed(),
+            )
         else:
             output = self.brain.complete(percept.messages, **self._generate_kwargs(info))
         return self._finish(percept, output, choosing, info)
@@ -158,7 +191,9 @@ class Agent:
         """`decide`, awaitable (async brains run without blocking the event loop)."""
         percept, choosing = self._prepare(observation, info)
         if choosing:
-            kw: dict[str, Any] = dict(temperature=self._choose_temperature(), prefix=CHOOSE_PREFIX, seed=self._step_seed())
+            kw: dict[str, Any] = dict(
+                temperature=self._choose_temperature(), prefix=CHOOSE_PREFIX, seed=self._step_seed()
+            )
             if isinstance(self.brain, AsyncChoosingBrain):
                 output = await self.brain.achoose(percept.messages, self._choose_args(info), **kw)
             else:

@@ -52,7 +52,9 @@ def build_brain(brain_cfg: BrainConfig | dict[str, Any]) -> Brain:
 def build_memory(memory_cfg: MemoryConfig | dict[str, Any] | None, brain: Brain | None) -> Memory | None:
     """The configured memory, or None for `memory=none`."""
     try:
-        mcfg = memory_cfg if isinstance(memory_cfg, MemoryConfig) else MemoryConfig.model_validate(dict(memory_cfg or {}))
+        mcfg = (
+            memory_cfg if isinstance(memory_cfg, MemoryConfig) else MemoryConfig.model_validate(dict(memory_cfg or {}))
+        )
     except ValueError as e:
         raise ConfigError(f"bad memory config: {e}") from None
     if not mcfg.enabled:
@@ -61,15 +63,18 @@ def build_memory(memory_cfg: MemoryConfig | dict[str, Any] | None, brain: Brain 
     from agents.memory.registry import make_memory
 
     if brain is not None and not writes_text(brain):
-        brain = None  # e.g. an expert policy cannot summarise or reflect: memories fall back to their rule-based versions
+        brain = (
+            None  # e.g. an expert policy cannot summarise or reflect: memories fall back to their rule-based versions
+        )
     try:
         return make_memory(name, brain=brain, **cfg)
     except TypeError as e:
         raise ConfigError(f"bad option for memory={name}: {e}") from e
 
 
-def build_agent(brain: Brain, agent_cfg: AgentConfig | dict[str, Any] | None, memory: Memory | None,
-                seed: int | None = None) -> Agent:
+def build_agent(
+    brain: Brain, agent_cfg: AgentConfig | dict[str, Any] | None, memory: Memory | None, seed: int | None = None
+) -> Agent:
     """An agent around `brain` and `memory` with the configured mode, format and prompt budget."""
     acfg: AgentConfig = validate_config(AgentConfig, agent_cfg or {})
     cfg = acfg.model_dump()
@@ -82,5 +87,9 @@ def build_agent(brain: Brain, agent_cfg: AgentConfig | dict[str, Any] | None, me
 
 def config_hash(cfg: dict[str, Any]) -> str:
     """Hash of what determines behaviour (not where output goes or how fast it runs)."""
-    keep = {k: v for k, v in cfg.items() if k not in ("out", "resume", "concurrency", "progress", "log_level", "episodes", "hydra")}
+    keep = {
+        k: v
+        for k, v in cfg.items()
+        if k not in ("out", "resume", "concurrency", "progress", "log_level", "episodes", "hydra")
+    }
     return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -24,39 +24,77 @@ from envs.server.protocol import to_jsonable
 log = logging.getLogger(__name__)
 
 
-def step_record(action: str | None, env_result: tuple | None, *, index: int, feedback: str | None = None,
-                **fields: Any) -> StepRecord:
+def step_record(
+    action: str | None, env_result: tuple | None, *, index: int, feedback: str | None = None, **fields: Any
+) -> StepRecord:
     """One step as a record: the env's answer to `action`, or (`env_result` None) an output that did not parse."""
     if env_result is None:
         return StepRecord(index=index, **fields, action=None, parse_error=feedback, observation=feedback or "")
     obs, reward, terminated, truncated, info = env_result
-    return StepRecord(index=index, **fields, action=action, env_error=info.get("error"), observation=obs,
-                      reward=float(reward), terminated=bool(terminated), truncated=bool(truncated),
-                      info=to_jsonable(info))
+    return StepRecord(
+        index=index,
+        **fields,
+        action=action,
+        env_error=info.get("error"),
+        observation=obs,
+        reward=float(reward),
+        terminated=bool(terminated),
+        truncated=bool(truncated),
+        info=to_jsonable(info),
+    )
 
 
-def episode_summary(steps: list[StepRecord], *, last_reward: float, terminated: bool, truncated: bool,
-                    truncation_reason: str | None, success_threshold: float,
-                    wall_time_s: float) -> tuple[Outcome, EpisodeStats]:
+def episode_summary(
+    steps: list[StepRecord],
+    *,
+    last_reward: float,
+    terminated: bool,
+    truncated: bool,
+    truncation_reason: str | None,
+    success_threshold: float,
+    wall_time_s: float,
+) -> tuple[Outcome, EpisodeStats]:
     """The outcome and the counters of an episode, from its step records (one rule for every writer of records)."""
-    outcome = Outcome(reward=last_reward, total_reward=sum(s.reward for s in steps),
-                      success=last_reward >= success_threshold, terminated=terminated, truncated=truncated,
-                      truncation_reason=truncation_reason)
+    outcome = Outcome(
+        reward=last_reward,
+        total_reward=sum(s.reward for s in steps),
+        success=last_reward >= success_threshold,
+        terminated=terminated,
+        truncated=truncated,
+        truncation_reason=truncation_reason,
+    )
     stats = EpisodeStats(
-        steps=len(steps), env_steps=sum(1 for s in steps if s.action is not None),
-        invalid_actions=sum(1 for s in steps if s.env_error), parse_failures=sum(1 for s in steps if s.parse_error),
-        tokens_in=sum(s.tokens_in for s in steps), tokens_out=sum(s.tokens_out for s in steps),
-        brain_time_s=sum(s.latency_s for s in steps), wall_time_s=wall_time_s)
+        steps=len(steps),
+        env_steps=sum(1 for s in steps if s.action is not None),
+        invalid_actions=sum(1 for s in steps if s.env_error),
+        parse_failures=sum(1 for s in steps if s.parse_error),
+        tokens_in=sum(s.tokens_in for s in steps),
+        tokens_out=sum(s.tokens_out for s in steps),
+        brain_time_s=sum(s.latency_s for s in steps),
+        wall_time_s=wall_time_s,
+    )
     return outcome, stats
 
 
 class EpisodeRunner:
     """Holds one episode's state between the agent's decisions and the env's answers."""
 
-    def __init__(self, env: gym.Env, agent: Agent, *, seed: int, max_steps: int = 30, max_invalid: int = 5,
-                 env_name: str = "", env_kwargs: dict[str, Any] | None = None, episode_id: str | None = None,
-                 config_hash: str = "", keep_messages: bool = True, reset_options: dict[str, Any] | None = None,
-                 success_threshold: float = 1.0) -> None:
+    def __init__(
+        self,
+        env: gym.Env,
+        agent: Agent,
+        *,
+        seed: int,
+        max_steps: int = 30,
+        max_invalid: int = 5,
+        env_name: str = "",
+        env_kwargs: dict[str, Any] | None = None,
+        episode_id: str | None = None,
+        config_hash: str = "",
+        keep_messages: bool = True,
+        reset_options: dict[str, Any] | None = None,
+        success_threshold: float = 1.0,
+    ) -> None:
         self.env, self.agent = env, agent
         self.seed, self.max_steps, self.max_invalid = seed, max_steps, max_invalid
         self.env_name = env_name or (env.spec.id if env.spec else type(env).__name__)
@@ -87,12 +125,22 @@ class EpisodeRunner:
         out, parsed = decision.output, decision.parsed
         candidates = None
         if out.candidates:
-            candidates = [CandidateRecord(text=c.text, logprob=c.logprob, n_tokens=c.n_tokens, score=c.score)
-                          for c in out.candidates]
-        common = dict(index=len(self.steps), messages=decision.percept.messages if self.keep_messages else None,
-                      raw_output=out.text, thought=parsed.thought, tokens_in=out.tokens_in, tokens_out=out.tokens_out,
-                      latency_s=out.latency_s, logprobs=out.logprobs, candidates=candidates,
-                      memory_context=decision.percept.memory_context or None)
+            candidates = [
+                CandidateRecord(text=c.text, logprob=c.logprob, n_tokens=c.n_tokens, score=c.score)
+                for c in out.candidates
+            ]
+        common = dict(
+            index=len(self.steps),
+            messages=decision.percept.messages if self.keep_messages else None,
+            raw_output=out.text,
+            thought=parsed.thought,
+            tokens_in=out.tokens_in,
+            tokens_out=out.tokens_out,
+            latency_s=out.latency_s,
+            logprobs=out.logprobs,
+            candidates=candidates,
+            memory_context=decision.percept.memory_context or None,
+        )
         if env_result is None:
             self.consecutive_invalid += 1
             feedback = parsed.error or "Your reply could not be parsed."
@@ -115,8 +163,10 @@ class EpisodeRunner:
                     self.truncation_reason = "max_steps" if hit_time_limit(self.env) else "env"
                 return
         if self.consecutive_invalid >= self.max_invalid:
-            self._cut(f"invalid_outputs: {self.consecutive_invalid} invalid outputs in a row "
-                      f"(last: {self.steps[-1].parse_error or self.steps[-1].env_error})")
+            self._cut(
+                f"invalid_outputs: {self.consecutive_invalid} invalid outputs in a row "
+                f"(last: {self.steps[-1].parse_error or self.steps[-1].env_error})"
+            )
         elif len(self.steps) >= self.max_steps:
             self._cut("max_steps")
 
@@ -131,16 +181,33 @@ class EpisodeRunner:
 
     def record(self, brain_name: str, model: str) -> EpisodeRecord:
         """The finished episode as a trajectory record (also ends the agent's episode)."""
-        outcome, stats = episode_summary(self.steps, last_reward=self.last_reward, terminated=self.terminated,
-                                         truncated=self.truncated, truncation_reason=self.truncation_reason,
-                                         success_threshold=self.success_threshold,
-                                         wall_time_s=time.perf_counter() - self._t0)
+        outcome, stats = episode_summary(
+            self.steps,
+            last_reward=self.last_reward,
+            terminated=self.terminated,
+            truncated=self.truncated,
+            truncation_reason=self.truncation_reason,
+            success_threshold=self.success_threshold,
+            wall_time_s=time.perf_counter() - self._t0,
+        )
         self.agent.end(outcome.model_dump())
-        return EpisodeRecord(episode_id=self.episode_id, env=self.env_name, env_id=self.env.spec.id if self.env.spec else "",
-                             env_kwargs=to_jsonable(self.env_kwargs), seed=self.seed, instruction=self.instruction,
-                             initial_observation=self.initial_observation, brain=brain_name, model=model,
-                             config_hash=self.config_hash, steps=self.steps, outcome=outcome, stats=stats,
-                             started_at=self.started_at, finished_at=time.time())
+        return EpisodeRecord(
+            episode_id=self.episode_id,
+            env=self.env_name,
+            env_id=self.env.spec.id if self.env.spec else "",
+            env_kwargs=to_jsonable(self.env_kwargs),
+            seed=self.seed,
+            instruction=self.instruction,
+            initial_observation=self.initial_observation,
+            brain=brain_name,
+            model=model,
+            config_hash=self.config_hash,
+            steps=self.steps,
+            outcome=outcome,
+            stats=stats,
+            started_at=self.started_at,
+            finished_at=time.time(),
+        )
 
 
 def _bind(agent: Agent, env: gym.Env) -> None:
@@ -164,7 +231,11 @@ async def arun_episode(env: gym.Env, agent: Agent, *, seed: int = 0, **kwargs: A
     runner = EpisodeRunner(env, agent, seed=seed, **kwargs)
     _bind(agent, env)
     aenv = env if isinstance(env, AsyncEnv) else None
-    first = await aenv.areset(seed=seed, options=runner.reset_options) if aenv else env.reset(seed=seed, options=runner.reset_options)
+    first = (
+        await aenv.areset(seed=seed, options=runner.reset_options)
+        if aenv
+        else env.reset(seed=seed, options=runner.reset_options)
+    )
     runner.begin(*first)
     while not runner.done:
         decision = await agent.adecide(runner.obs, runner.info)
@@ -175,9 +246,14 @@ async def arun_episode(env: gym.Env, agent: Agent, *, seed: int = 0, **kwargs: A
     return runner.record(agent.brain.name, agent.brain.model)
 
 
-async def run_many(jobs: Iterable[Any], run_one: Callable[[Any], Awaitable[EpisodeRecord]], *, concurrency: int = 4,
-                   on_done: Callable[[EpisodeRecord], None] | None = None,
-                   on_error: Callable[[Any, BaseException], None] | None = None) -> list[EpisodeRecord]:
+async def run_many(
+    jobs: Iterable[Any],
+    run_one: Callable[[Any], Awaitable[EpisodeRecord]],
+    *,
+    concurrency: int = 4,
+    on_done: Callable[[EpisodeRecord], None] | None = None,
+    on_error: Callable[[Any, BaseException], None] | None = None,
+) -> list[EpisodeRecord]:
     """Run `run_one(job)` for every job with at most `concurrency` in flight; results in completion order.
 
     A job that raises is reported through `on_error` (and logged) without stopping the others.

@@ -1,7 +1,7 @@
 """Pluggable agent memory: one protocol (`base.Memory`), several implementations, built by name.
 
-    from agents.memory import make_memory
-    mem = make_memory("working+reflective", brain=brain)
+from agents.memory import make_memory
+mem = make_memory("working+reflective", brain=brain)
 """
 
 from agents.memory.base import Memory, MemoryItem, MemoryStateError, TokenCounter

@@ -9,8 +9,9 @@ episode loop stores in the trajectory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 TokenCounter = Callable[[str], int]
 T = TypeVar("T")
@@ -99,6 +100,9 @@ def require_complete(brain: Any) -> Any:
 
 def ask(brain: Any, system: str, user: str, *, max_tokens: int, temperature: float = 0.0) -> str:
     """One system + user exchange with `brain`; the reply's text ("" when there is none)."""
-    out = brain.complete([{"role": "system", "content": system}, {"role": "user", "content": user}],
-                         temperature=temperature, max_tokens=max_tokens)
+    out = brain.complete(
+        [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
     return out.text or ""

@@ -26,8 +26,13 @@ def pack_indices(lines: list[str], budget_tokens: int, count_tokens: TokenCounte
     return kept
 
 
-def pack_text(lines: list[str], budget_tokens: int, count_tokens: TokenCounter, header: str,
-              order: Callable[[int], Any] | None = None) -> str:
+def pack_text(
+    lines: list[str],
+    budget_tokens: int,
+    count_tokens: TokenCounter,
+    header: str,
+    order: Callable[[int], Any] | None = None,
+) -> str:
     """The header and the lines that fit (`pack_indices`), one a line, in priority order or sorted by `order`
     (a key on line indices); "" when no line fits."""
     kept = pack_indices(lines, budget_tokens, count_tokens, header=header)

@@ -73,17 +73,23 @@ class CompositeMemory:
             p.on_episode_end(outcome)
 
     def save_state(self) -> dict[str, Any]:
-        return {"version": STATE_VERSION, "kind": "composite", "weights": self.weights,
-                "parts": [{"name": p.name, "state": p.save_state()} for p in self.parts]}
+        return {
+            "version": STATE_VERSION,
+            "kind": "composite",
+            "weights": self.weights,
+            "parts": [{"name": p.name, "state": p.save_state()} for p in self.parts],
+        }
 
     def load_state(self, state: dict[str, Any]) -> None:
         check_header(state, "composite", STATE_VERSION)
         parts = state.get("parts")
-        if not isinstance(parts, list) or [x.get("name") if isinstance(x, dict) else None for x in parts] != \
-                [p.name for p in self.parts]:
+        if not isinstance(parts, list) or [x.get("name") if isinstance(x, dict) else None for x in parts] != [
+            p.name for p in self.parts
+        ]:
             got = [x.get("name") if isinstance(x, dict) else x for x in parts] if isinstance(parts, list) else parts
-            raise MemoryStateError(f"composite state parts {got!r} do not match this memory's "
-                                   f"{[p.name for p in self.parts]}")
+            raise MemoryStateError(
+                f"composite state parts {got!r} do not match this memory's {[p.name for p in self.parts]}"
+            )
         for p, raw in zip(self.parts, parts):
             p.load_state(raw.get("state"))
 

@@ -91,8 +91,15 @@ class MiniLMEmbedder:
     name = "all-MiniLM-L6-v2"
     dim = 384
 
-    def __init__(self, model_dir: str | Path | None = None, batch_size: int = 64, max_length: int = 128,
-                 cache_size: int = 1024, threads: int | None = 1, backend: Backend | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        batch_size: int = 64,
+        max_length: int = 128,
+        cache_size: int = 1024,
+        threads: int | None = 1,
+        backend: Backend | None = None,
+    ) -> None:
         backend = resolve_backend(backend)
         self.model_dir = Path(model_dir) if model_dir else None
         self.batch_size = batch_size
@@ -114,8 +121,9 @@ class MiniLMEmbedder:
         try:
             from transformers import AutoTokenizer
         except ImportError as e:  # pragma: no cover - depends on the install
-            raise RuntimeError("MiniLM embeddings need transformers (and torch or onnxruntime): "
-                               "`pip install 'agentsim[prm]'`") from e
+            raise RuntimeError(
+                "MiniLM embeddings need transformers (and torch or onnxruntime): `pip install 'agentsim[prm]'`"
+            ) from e
         from agents.memory.minilm_files import model_dir as packaged_dir
 
         path = self.model_dir or packaged_dir()
@@ -133,8 +141,10 @@ class MiniLMEmbedder:
         except ImportError as e:
             if self.backend == "onnx":
                 raise RuntimeError("MiniLM backend 'onnx' needs onnxruntime: `pip install onnxruntime onnx`") from e
-            log.info("MiniLM: onnxruntime not installed, using torch (pip install onnxruntime onnx for ~2x "
-                     "faster embeddings)")
+            log.info(
+                "MiniLM: onnxruntime not installed, using torch (pip install onnxruntime onnx for ~2x "
+                "faster embeddings)"
+            )
             return None
         from agents.memory.minilm_onnx import OrtMiniLM, ensure_onnx
 
@@ -178,9 +188,17 @@ class MiniLMEmbedder:
 
     def _batches(self, texts: list[str], order: list[int], tensors: str):
         for s in range(0, len(order), self.batch_size):
-            idx = order[s:s + self.batch_size]
-            yield idx, self._tok([texts[i] for i in idx], padding=True, truncation=True,
-                                 max_length=self.max_length, return_tensors=tensors)
+            idx = order[s : s + self.batch_size]
+            yield (
+                idx,
+                self._tok(
+                    [texts[i] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors=tensors,
+                ),
+            )
 
     def _run_onnx(self, texts: list[str], order: list[int], out: np.ndarray) -> None:
         for idx, enc in self._batches(texts, order, "np"):

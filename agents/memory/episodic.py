@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import base64
 import logging
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -61,7 +61,9 @@ class EpisodicState(BaseModel):
 class EpisodicMemory:
     name = "episodic"
 
-    def __init__(self, config: EpisodicConfig | None = None, embedder: Embedder | str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, config: EpisodicConfig | None = None, embedder: Embedder | str | None = None, **kwargs: Any
+    ) -> None:
         [embedder] = names_to_config(kwargs, embedder=embedder)
         self.config = config or EpisodicConfig(**kwargs)
         c = self.config
@@ -113,7 +115,7 @@ class EpisodicMemory:
             return
         items, self._pending = self._pending, []
         for s in range(0, len(items), self.config.batch_size * 16):
-            self._insert(items[s:s + self.config.batch_size * 16])
+            self._insert(items[s : s + self.config.batch_size * 16])
 
     def _insert(self, items: list[MemoryItem], vecs: np.ndarray | None = None) -> None:
         stamped = []
@@ -163,33 +165,60 @@ class EpisodicMemory:
         found = self.retrieve(query, self.config.context_k)  # best first = packing priority
         lines = [f"[{it.kind} #{int(it.meta.get('seq', 0))}] {it.text}" for it in found]
         # chronological reads better than score order
-        self.last_injected = pack_text(lines, budget_tokens, count_tokens, "Relevant memories:",
-                                       order=lambda i: found[i].meta.get("seq", 0))
+        self.last_injected = pack_text(
+            lines, budget_tokens, count_tokens, "Relevant memories:", order=lambda i: found[i].meta.get("seq", 0)
+        )
         return self.last_injected
 
     # -- episodes -----------------------------------------------------------------------------
     def on_episode_start(self, instruction: str) -> None:
         self._episode += 1
         if self.config.log_episodes:
-            self.add(MemoryItem(f"Episode {self._episode} started. Task: {instruction}", kind="episode_start",
-                                importance=0.5, meta={"episode": self._episode}))
+            self.add(
+                MemoryItem(
+                    f"Episode {self._episode} started. Task: {instruction}",
+                    kind="episode_start",
+                    importance=0.5,
+                    meta={"episode": self._episode},
+                )
+            )
 
     def on_episode_end(self, outcome: dict[str, Any]) -> None:
         if self.config.log_episodes:
-            self.add(MemoryItem(f"Episode {self._episode} ended: {outcome_text(outcome)}", kind="outcome",
-                                importance=1.0, meta={"episode": self._episode}))
+            self.add(
+                MemoryItem(
+                    f"Episode {self._episode} ended: {outcome_text(outcome)}",
+                    kind="outcome",
+                    importance=1.0,
+                    meta={"episode": self._episode},
+                )
+            )
         self.flush()
 
     # -- state --------------------------------------------------------------------------------
     def save_state(self) -> dict[str, Any]:
         """A file-backed store is referenced by path (the file *is* the state); an in-memory one is inlined."""
         self.flush()
-        state: dict[str, Any] = {"version": STATE_VERSION, "kind": self.name, "config": self.config.model_dump(),
-                                 "embedder": self.embedder.name, "count": self.index.n, "episode": self._episode}
+        state: dict[str, Any] = {
+            "version": STATE_VERSION,
+            "kind": self.name,
+            "config": self.config.model_dump(),
+            "embedder": self.embedder.name,
+            "count": self.index.n,
+            "episode": self._episode,
+        }
         if self.config.path == ":memory:":
             rows = list(self.store.rows())
-            state["items"] = [{"text": r.item.text, "kind": r.item.kind, "time": r.item.time,
-                               "importance": r.item.importance, "meta": r.item.meta} for r in rows]
+            state["items"] = [
+                {
+                    "text": r.item.text,
+                    "kind": r.item.kind,
+                    "time": r.item.time,
+                    "importance": r.item.importance,
+                    "meta": r.item.meta,
+                }
+                for r in rows
+            ]
             emb = np.vstack([r.embedding for r in rows]) if rows else np.zeros((0, self.embedder.dim), np.float32)
             state["embeddings_b64"] = base64.b64encode(emb.astype("<f4").tobytes()).decode()
         return state
@@ -198,8 +227,9 @@ class EpisodicMemory:
         check_header(state, self.name, STATE_VERSION)
         st = parse_model(EpisodicState, state, "episodic memory state")
         if st.embedder != self.embedder.name:
-            raise MemoryStateError(f"episodic memory state was embedded with {st.embedder!r}, this memory uses "
-                                   f"{self.embedder.name!r}")
+            raise MemoryStateError(
+                f"episodic memory state was embedded with {st.embedder!r}, this memory uses {self.embedder.name!r}"
+            )
         config = st.config
         if config.path == ":memory:":
             if st.items is None or st.embeddings_b64 is None:
@@ -209,10 +239,14 @@ class EpisodicMemory:
                 raw = base64.b64decode(st.embeddings_b64, validate=True)
                 emb = np.frombuffer(raw, dtype="<f4").reshape(len(items), self.embedder.dim).astype(np.float32)
             except ValueError as e:
-                raise MemoryStateError(f"episodic memory state: 'embeddings_b64' does not hold {len(items)} x "
-                                       f"{self.embedder.dim} float32 values: {e}") from e
+                raise MemoryStateError(
+                    f"episodic memory state: 'embeddings_b64' does not hold {len(items)} x "
+                    f"{self.embedder.dim} float32 values: {e}"
+                ) from e
             if len(items) != st.count:
-                raise MemoryStateError(f"episodic memory state: 'count' is {st.count} but {len(items)} items are stored")
+                raise MemoryStateError(
+                    f"episodic memory state: 'count' is {st.count} but {len(items)} items are stored"
+                )
             self.close()
             self.config = config
             self.store = SQLiteStore(":memory:", self.embedder.name, self.embedder.dim)
@@ -228,10 +262,13 @@ class EpisodicMemory:
         self.index = self._new_index()  # the loaded config may choose another index
         self._reload()
         if self.index.n < st.count:
-            raise MemoryStateError(f"episodic store {config.path} holds {self.index.n} memories but the state was "
-                                   f"saved with {st.count}; the file was truncated or replaced")
-        self.weights = ScoreWeights(config.relevance_weight, config.recency_weight, config.importance_weight,
-                                    config.half_life)
+            raise MemoryStateError(
+                f"episodic store {config.path} holds {self.index.n} memories but the state was "
+                f"saved with {st.count}; the file was truncated or replaced"
+            )
+        self.weights = ScoreWeights(
+            config.relevance_weight, config.recency_weight, config.importance_weight, config.half_life
+        )
         self._episode = st.episode
 
     def clear(self) -> None:

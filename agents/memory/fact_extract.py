@@ -39,7 +39,11 @@ _CUT = re.compile(r",| and | but | because | since | so | which | who ")
 
 def _clean_value(v: str) -> str:
     v = _CUT.split(v, maxsplit=1)[0]
-    v = re.sub(r"\s+(?:now|these days|nowadays|anymore|recently|today|yesterday|(?:last|this) (?:week|month|year))$", "", v.strip())
+    v = re.sub(
+        r"\s+(?:now|these days|nowadays|anymore|recently|today|yesterday|(?:last|this) (?:week|month|year))$",
+        "",
+        v.strip(),
+    )
     v = re.sub(r"^(?:a|an|the) ", "", v)
     return v.strip(" \"'")
 
@@ -75,8 +79,10 @@ class RuleExtractor:
 class BrainExtractor:
     """Asks a brain for 'subject | relation | value' lines; falls back to the rules when it gives none."""
 
-    SYSTEM = ("Extract facts stated in the text as lines 'subject | relation | value'. Use the speaker's name for "
-              "'I'/'my'. Output nothing else; output nothing if there is no fact.")
+    SYSTEM = (
+        "Extract facts stated in the text as lines 'subject | relation | value'. Use the speaker's name for "
+        "'I'/'my'. Output nothing else; output nothing if there is no fact."
+    )
 
     def __init__(self, brain: Any, max_tokens: int = 96) -> None:
         self.brain = require_complete(brain)

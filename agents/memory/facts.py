@@ -29,7 +29,9 @@ class FactsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     multi_valued: list[str] = Field(default_factory=list)  # relations that hold several values at once
-    extractor: Literal["auto", "rule", "brain", "none"] = "rule"  # brain: one LLM call per add (opt in); auto = brain if given
+    extractor: Literal["auto", "rule", "brain", "none"] = (
+        "rule"  # brain: one LLM call per add (opt in); auto = brain if given
+    )
     embedder: Literal["minilm", "hashing", "lexical"] = "lexical"
     context_k: int = Field(10, ge=1)
     show_history: bool = True  # mention the superseded value in the prompt ("was X until t")
@@ -107,8 +109,14 @@ class FactTable:
 class FactsMemory:
     name = "facts"
 
-    def __init__(self, brain: Any = None, config: FactsConfig | None = None, extractor: Extractor | None = None,
-                 embedder: Embedder | str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        brain: Any = None,
+        config: FactsConfig | None = None,
+        extractor: Extractor | None = None,
+        embedder: Embedder | str | None = None,
+        **kwargs: Any,
+    ) -> None:
         embedder, extractor = names_to_config(kwargs, embedder=embedder, extractor=extractor)
         self.config = config or FactsConfig(**kwargs)
         c = self.config
@@ -121,12 +129,14 @@ class FactsMemory:
         self.last_injected = ""
 
     # -- writing ------------------------------------------------------------------------------
-    def assert_fact(self, subject: str, relation: str, value: str, time: float | None = None,
-                    source: Any = None) -> AssertResult:
+    def assert_fact(
+        self, subject: str, relation: str, value: str, time: float | None = None, source: Any = None
+    ) -> AssertResult:
         self._seq += 1
         t = self._seq if time is None else float(time)
-        return self.table.assert_fact(Fact(subject.strip(), normalize_relation(relation), value.strip(), t,
-                                           source=source))
+        return self.table.assert_fact(
+            Fact(subject.strip(), normalize_relation(relation), value.strip(), t, source=source)
+        )
 
     def add(self, item: MemoryItem) -> list[AssertResult]:  # type: ignore[override]
         """Explicit triples in meta['facts'] (list of {subject, relation, value}) win; else the extractor reads the text."""
@@ -145,15 +155,26 @@ class FactsMemory:
     def _relevance(self, query: str, facts: list[Fact]) -> np.ndarray:
         if self.embedder is None:
             # key words matter most: "where does Alice live" should find (Alice, lives in), whatever the value
-            return np.asarray([overlap_score(query, f"{f.subject} {f.relation}") + 0.25 * overlap_score(query, f.value)
-                               for f in facts], dtype=np.float32)
+            return np.asarray(
+                [
+                    overlap_score(query, f"{f.subject} {f.relation}") + 0.25 * overlap_score(query, f.value)
+                    for f in facts
+                ],
+                dtype=np.float32,
+            )
         vecs = self.embedder.embed([f.text() for f in facts])
         return vecs @ self.embedder.embed([query])[0]
 
     def _item(self, f: Fact) -> MemoryItem:
         hist = [h for h in self.table.history if h.key == f.key]
-        meta = {"subject": f.subject, "relation": f.relation, "value": f.value, "since": f.time, "source": f.source,
-                "history": [{"value": h.value, "time": h.time, "until": h.until, "source": h.source} for h in hist]}
+        meta = {
+            "subject": f.subject,
+            "relation": f.relation,
+            "value": f.value,
+            "since": f.time,
+            "source": f.source,
+            "history": [{"value": h.value, "time": h.time, "until": h.until, "source": h.source} for h in hist],
+        }
         if f.source is not None:
             meta["turn_id"] = f.source
         return MemoryItem(f.text(), kind="fact", time=f.time, importance=1.0, meta=meta)
@@ -189,8 +210,14 @@ class FactsMemory:
 
     # -- state --------------------------------------------------------------------------------
     def save_state(self) -> dict[str, Any]:
-        return {"version": STATE_VERSION, "kind": self.name, "config": self.config.model_dump(), "seq": self._seq,
-                "current": [asdict(f) for f in self.table.facts()], "history": [asdict(f) for f in self.table.history]}
+        return {
+            "version": STATE_VERSION,
+            "kind": self.name,
+            "config": self.config.model_dump(),
+            "seq": self._seq,
+            "current": [asdict(f) for f in self.table.facts()],
+            "history": [asdict(f) for f in self.table.history],
+        }
 
     def load_state(self, state: dict[str, Any]) -> None:
         check_header(state, self.name, STATE_VERSION)
@@ -198,8 +225,9 @@ class FactsMemory:
         table = FactTable(multi_valued={normalize_relation(r) for r in st.config.multi_valued})
         for i, f in enumerate(st.current):
             if f.until is not None:
-                raise MemoryStateError(f"facts memory state: current[{i}] has until={f.until}; "
-                                       "a current fact cannot be superseded")
+                raise MemoryStateError(
+                    f"facts memory state: current[{i}] has until={f.until}; a current fact cannot be superseded"
+                )
             table.current.setdefault(f.key, []).append(f)
         table.history = list(st.history)
         self.config, self.table, self._seq = st.config, table, st.seq

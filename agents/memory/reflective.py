@@ -52,13 +52,20 @@ class ReflectiveState(BaseModel):
 class ReflectiveMemory:
     name = "reflective"
 
-    def __init__(self, brain: Any = None, config: ReflectiveConfig | None = None, reflector: Reflector | None = None,
-                 embedder: Embedder | str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        brain: Any = None,
+        config: ReflectiveConfig | None = None,
+        reflector: Reflector | None = None,
+        embedder: Embedder | str | None = None,
+        **kwargs: Any,
+    ) -> None:
         embedder, reflector = names_to_config(kwargs, embedder=embedder, reflector=reflector)
         self.config = config or ReflectiveConfig(**kwargs)
         c = self.config
-        self.reflector = reflector or brain_or_rule(c.reflector, brain, BrainReflector, RuleReflector,
-                                                    "reflective memory with reflector")
+        self.reflector = reflector or brain_or_rule(
+            c.reflector, brain, BrainReflector, RuleReflector, "reflective memory with reflector"
+        )
         self.embedder = embedder_or_lexical(embedder, c.embedder)
         self.lessons: list[Lesson] = []
         self._vecs: np.ndarray | None = None
@@ -87,8 +94,10 @@ class ReflectiveMemory:
         if rel.size == 0:
             return []
         # relevance first; among equals prefer lessons derived repeatedly, then newer ones
-        order = sorted(range(len(self.lessons)),
-                       key=lambda i: (-round(float(rel[i]), 6), -self.lessons[i].count, -self.lessons[i].episode))
+        order = sorted(
+            range(len(self.lessons)),
+            key=lambda i: (-round(float(rel[i]), 6), -self.lessons[i].count, -self.lessons[i].episode),
+        )
         return [self.lessons[i] for i in order[:k]]
 
     # -- protocol -----------------------------------------------------------------------------
@@ -100,9 +109,15 @@ class ReflectiveMemory:
             self.events.append(item)
 
     def retrieve(self, query: str, k: int = 5) -> list[MemoryItem]:
-        return [MemoryItem(l.text, kind="lesson", time=float(l.episode),
-                           meta={"instruction": l.instruction, "success": l.success, "count": l.count})
-                for l in self._rank(query, k)]
+        return [
+            MemoryItem(
+                l.text,
+                kind="lesson",
+                time=float(l.episode),
+                meta={"instruction": l.instruction, "success": l.success, "count": l.count},
+            )
+            for l in self._rank(query, k)
+        ]
 
     def build_context(self, query: str, budget_tokens: int, count_tokens: TokenCounter) -> str:
         chosen = self.active or self._rank(query, self.config.inject_k)
@@ -132,13 +147,18 @@ class ReflectiveMemory:
             self.lessons.append(Lesson(text, self.instruction, success, self.episode))
         if len(self.lessons) > self.config.max_lessons:  # forget the least confirmed, oldest first
             self.lessons.sort(key=lambda l: (l.count, l.episode), reverse=True)
-            del self.lessons[self.config.max_lessons:]
+            del self.lessons[self.config.max_lessons :]
             self.lessons.sort(key=lambda l: l.episode)
         self._vecs = None
 
     def save_state(self) -> dict[str, Any]:
-        return {"version": STATE_VERSION, "kind": self.name, "config": self.config.model_dump(),
-                "episode": self.episode, "lessons": [asdict(l) for l in self.lessons]}
+        return {
+            "version": STATE_VERSION,
+            "kind": self.name,
+            "config": self.config.model_dump(),
+            "episode": self.episode,
+            "lessons": [asdict(l) for l in self.lessons],
+        }
 
     def load_state(self, state: dict[str, Any]) -> None:
         check_header(state, self.name, STATE_VERSION)

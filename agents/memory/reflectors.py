@@ -15,9 +15,11 @@ from agents.memory.text import outcome_text, overlap_score, render
 
 log = logging.getLogger(__name__)
 
-SYSTEM = ("You review an agent's finished attempt at a task and write lessons that will help on the next, "
-          "similar task. Each lesson is one short imperative sentence, concrete and reusable. "
-          "Output 1 to 3 lines, each starting with '- '.")
+SYSTEM = (
+    "You review an agent's finished attempt at a task and write lessons that will help on the next, "
+    "similar task. Each lesson is one short imperative sentence, concrete and reusable. "
+    "Output 1 to 3 lines, each starting with '- '."
+)
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*(.+?)\s*$")
 
 
@@ -43,10 +45,12 @@ class BrainReflector:
         self.max_event_chars = max_event_chars
 
     def reflect(self, instruction: str, events: list[MemoryItem], outcome: dict[str, Any]) -> list[str]:
-        trace = "\n".join(render(e) for e in events)[-self.max_event_chars:]
+        trace = "\n".join(render(e) for e in events)[-self.max_event_chars :]
         verdict = "SUCCEEDED" if succeeded(outcome) else "FAILED"
-        user = (f"Task: {instruction}\n\nWhat happened:\n{trace}\n\nOutcome: {verdict} ({outcome_text(outcome)})"
-                "\n\nLessons:")
+        user = (
+            f"Task: {instruction}\n\nWhat happened:\n{trace}\n\nOutcome: {verdict} ({outcome_text(outcome)})"
+            "\n\nLessons:"
+        )
         reply = ask(self.brain, SYSTEM, user, max_tokens=self.max_tokens)
         # small models often echo the instructions back: such a "lesson" teaches nothing
         lessons = [l for l in parse_lessons(reply) if overlap_score(l, SYSTEM) < 0.5]
@@ -101,8 +105,9 @@ class RuleReflector:
             if path:
                 lessons.append(f"For a task like '{task}', this worked in {len(actions)} steps: {path}")
         else:
-            reason = (outcome.get("truncation_reason")
-                      or ("ran out of steps" if outcome.get("truncated") else "it failed"))
+            reason = outcome.get("truncation_reason") or (
+                "ran out of steps" if outcome.get("truncated") else "it failed"
+            )
             tried = f"trying {path} " if path else ""
             lessons.append(f"For a task like '{task}', {tried}did not succeed ({reason}); try a different approach")
             verdict = self._verdict(events, outcome)

@@ -60,8 +60,7 @@ class SQCandidates:
             raise RuntimeError("the quantized index needs faiss: `pip install faiss-cpu` (in the `prm` extra)")
         self.dim = dim
         self.width = -(-(dim + 1) // SIMD_DIMS) * SIMD_DIMS
-        self.index = faiss.IndexScalarQuantizer(self.width, faiss.ScalarQuantizer.QT_8bit,
-                                                faiss.METRIC_INNER_PRODUCT)
+        self.index = faiss.IndexScalarQuantizer(self.width, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
         self.tau_vec = 0.0  # max quantization error (L2, vector part) of a non-exact row
         self.tau_imp = 0.0  # same for the importance component
         self._exact: list[np.ndarray] = []
@@ -110,13 +109,14 @@ class SQCandidates:
         """Encode in chunks (cache-sized temporaries), keep each row's true error, add the codes."""
         errs = []
         for s in range(0, len(vecs), chunk):
-            aug = self._augment(vecs[s:s + chunk], imp[s:s + chunk])
+            aug = self._augment(vecs[s : s + chunk], imp[s : s + chunk])
             codes = self.index.sa_encode(aug)
             diff = (self.index.sa_decode(codes) - aug).astype(np.float64)
             err_vec = np.sqrt(np.einsum("ij,ij->i", diff[:, : self.dim], diff[:, : self.dim]))
             err_imp = np.abs(diff[:, self.dim])  # padding dims are 0 in rows and query: they never contribute
-            self.norm_max = max(self.norm_max, float(np.sqrt(np.einsum("ij,ij->i", aug[:, : self.dim],
-                                                                      aug[:, : self.dim]).max())))
+            self.norm_max = max(
+                self.norm_max, float(np.sqrt(np.einsum("ij,ij->i", aug[:, : self.dim], aug[:, : self.dim]).max()))
+            )
             bad = np.flatnonzero((err_vec > self.tau_vec) | (err_imp > self.tau_imp))
             if bad.size:
                 self._exact.append(bad.astype(np.int64) + self.ntotal)

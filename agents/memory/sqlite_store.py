@@ -45,8 +45,10 @@ class SQLiteStore:
         c = self.conn
         with c:
             c.execute("CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            c.execute("CREATE TABLE IF NOT EXISTS memories (id INTEGER PRIMARY KEY, text TEXT NOT NULL, kind TEXT NOT NULL,"
-                      " time REAL NOT NULL, importance REAL NOT NULL, meta TEXT NOT NULL, embedding BLOB NOT NULL)")
+            c.execute(
+                "CREATE TABLE IF NOT EXISTS memories (id INTEGER PRIMARY KEY, text TEXT NOT NULL, kind TEXT NOT NULL,"
+                " time REAL NOT NULL, importance REAL NOT NULL, meta TEXT NOT NULL, embedding BLOB NOT NULL)"
+            )
         meta = dict(c.execute("SELECT key, value FROM store_meta").fetchall())
         want = {"schema_version": str(SCHEMA_VERSION), "embedder": embedder_name, "dim": str(self.dim)}
         if not meta:
@@ -55,8 +57,10 @@ class SQLiteStore:
             return
         for key, value in want.items():
             if meta.get(key) != value:
-                raise MemoryStateError(f"episodic store {self.path} has {key}={meta.get(key)!r} but this memory uses "
-                                       f"{value!r}; use another path or the same embedder")
+                raise MemoryStateError(
+                    f"episodic store {self.path} has {key}={meta.get(key)!r} but this memory uses "
+                    f"{value!r}; use another path or the same embedder"
+                )
 
     def insert(self, items: Sequence[MemoryItem], embeddings: np.ndarray) -> list[int]:
         """Insert rows in one transaction; returns their ids in order."""
@@ -67,9 +71,17 @@ class SQLiteStore:
         with self.conn:
             cur = self.conn.cursor()
             for item, vec in zip(items, emb):
-                cur.execute("INSERT INTO memories (text, kind, time, importance, meta, embedding) VALUES (?,?,?,?,?,?)",
-                            (item.text, item.kind, float(item.time), float(item.importance),
-                             json.dumps(item.meta, default=str), vec.tobytes()))
+                cur.execute(
+                    "INSERT INTO memories (text, kind, time, importance, meta, embedding) VALUES (?,?,?,?,?,?)",
+                    (
+                        item.text,
+                        item.kind,
+                        float(item.time),
+                        float(item.importance),
+                        json.dumps(item.meta, default=str),
+                        vec.tobytes(),
+                    ),
+                )
                 ids.append(int(cur.lastrowid))
         return ids
 
@@ -79,9 +91,11 @@ class SQLiteStore:
         while chunk := cur.fetchmany(batch):
             for rid, text, kind, time, imp, meta, blob in chunk:
                 if not isinstance(blob, bytes) or len(blob) != 4 * self.dim:
-                    raise MemoryStateError(f"episodic store {self.path}: row {rid} has an embedding of "
-                                           f"{len(blob) if isinstance(blob, bytes) else type(blob).__name__} bytes, "
-                                           f"expected {4 * self.dim}")
+                    raise MemoryStateError(
+                        f"episodic store {self.path}: row {rid} has an embedding of "
+                        f"{len(blob) if isinstance(blob, bytes) else type(blob).__name__} bytes, "
+                        f"expected {4 * self.dim}"
+                    )
                 try:
                     meta_d = json.loads(meta)
                 except json.JSONDecodeError as e:
@@ -93,7 +107,7 @@ class SQLiteStore:
             return {}
         out: dict[int, MemoryItem] = {}
         for s in range(0, len(ids), 500):
-            part = [int(i) for i in ids[s:s + 500]]
+            part = [int(i) for i in ids[s : s + 500]]
             q = f"SELECT id, text, kind, time, importance, meta FROM memories WHERE id IN ({','.join('?' * len(part))})"
             for rid, text, kind, time, imp, meta in self.conn.execute(q, part):
                 out[rid] = MemoryItem(text, kind, time, imp, json.loads(meta))

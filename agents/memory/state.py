@@ -17,9 +17,13 @@ def check_header(state: Any, kind: str, version: int) -> dict[str, Any]:
     if not isinstance(state, dict):
         raise MemoryStateError(f"{kind} memory state must be a dict, got {type(state).__name__}")
     if state.get("kind") != kind:
-        raise MemoryStateError(f"{kind} memory state has kind={state.get('kind')!r}; it was saved by another memory type")
+        raise MemoryStateError(
+            f"{kind} memory state has kind={state.get('kind')!r}; it was saved by another memory type"
+        )
     if state.get("version") != version:
-        raise MemoryStateError(f"{kind} memory state version {state.get('version')!r} is not supported (expected {version})")
+        raise MemoryStateError(
+            f"{kind} memory state version {state.get('version')!r} is not supported (expected {version})"
+        )
     return state
 
 

@@ -15,9 +15,11 @@ from agents.memory.text import render
 
 log = logging.getLogger(__name__)
 
-SYSTEM = ("You maintain a concise running summary of what an agent has seen and done. Keep every concrete fact "
-          "(names, numbers, places, preferences, decisions, errors). When a fact changed, keep only its newest value. "
-          "Write plain sentences, no preamble.")
+SYSTEM = (
+    "You maintain a concise running summary of what an agent has seen and done. Keep every concrete fact "
+    "(names, numbers, places, preferences, decisions, errors). When a fact changed, keep only its newest value. "
+    "Write plain sentences, no preamble."
+)
 
 
 class Summarizer(Protocol):

@@ -30,7 +30,7 @@ class SummaryConfig(BaseModel):
     reset_each_episode: bool = True
 
     @model_validator(mode="after")
-    def _fold_fits(self) -> "SummaryConfig":
+    def _fold_fits(self) -> SummaryConfig:
         if self.fold_items > self.window_items:
             raise ValueError(f"fold_items ({self.fold_items}) must be <= window_items ({self.window_items})")
         return self
@@ -47,12 +47,19 @@ class SummaryState(BaseModel):
 class SummaryMemory:
     name = "summary"
 
-    def __init__(self, brain: Any = None, config: SummaryConfig | None = None,
-                 summarizer: Summarizer | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        brain: Any = None,
+        config: SummaryConfig | None = None,
+        summarizer: Summarizer | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.config = config or SummaryConfig(**kwargs)
         self.summarizer: Summarizer = summarizer or (
-            BrainSummarizer(brain, max_tokens=self.config.summary_max_tokens) if brain is not None
-            else ExtractiveSummarizer(max_chars=self.config.summary_max_tokens * 4))
+            BrainSummarizer(brain, max_tokens=self.config.summary_max_tokens)
+            if brain is not None
+            else ExtractiveSummarizer(max_chars=self.config.summary_max_tokens * 4)
+        )
         self.window: list[MemoryItem] = []
         self.summary = ""
         self.summary_sources: list[Any] = []  # meta['turn_id'] of folded items, for evaluation
@@ -62,7 +69,7 @@ class SummaryMemory:
     def add(self, item: MemoryItem) -> None:
         self.window.append(item)
         if len(self.window) > self.config.window_items:
-            chunk, self.window = self.window[: self.config.fold_items], self.window[self.config.fold_items:]
+            chunk, self.window = self.window[: self.config.fold_items], self.window[self.config.fold_items :]
             self.summary = self.summarizer.summarize(self.summary, chunk)
             self.summary_sources.extend(i.meta.get("turn_id") for i in chunk if "turn_id" in i.meta)
             self.folded += len(chunk)
@@ -84,7 +91,7 @@ class SummaryMemory:
         if self.summary:
             text = f"Summary of earlier events:\n{self.summary}"
             while text and count_tokens(text) > budget_tokens:  # an over-long summary is cut, oldest part first
-                text = text[len(text) // 4:]
+                text = text[len(text) // 4 :]
             if text:
                 parts.append(text)
                 used = count_tokens(text) + 1
@@ -105,9 +112,15 @@ class SummaryMemory:
         pass
 
     def save_state(self) -> dict[str, Any]:
-        return {"version": STATE_VERSION, "kind": self.name, "config": self.config.model_dump(),
-                "summary": self.summary, "folded": self.folded, "summary_sources": self.summary_sources,
-                "window": [asdict(i) for i in self.window]}
+        return {
+            "version": STATE_VERSION,
+            "kind": self.name,
+            "config": self.config.model_dump(),
+            "summary": self.summary,
+            "folded": self.folded,
+            "summary_sources": self.summary_sources,
+            "window": [asdict(i) for i in self.window],
+        }
 
     def load_state(self, state: dict[str, Any]) -> None:
         check_header(state, self.name, STATE_VERSION)

@@ -66,8 +66,13 @@ class SearchStats:
 
     def as_dict(self) -> dict[str, float]:
         tried = self.quantized + self.fallback
-        return {"exact": self.exact, "quantized": self.quantized, "widened": self.widened,
-                "fallback": self.fallback, "fallback_rate": self.fallback / tried if tried else 0.0}
+        return {
+            "exact": self.exact,
+            "quantized": self.quantized,
+            "widened": self.widened,
+            "fallback": self.fallback,
+            "fallback_rate": self.fallback / tried if tried else 0.0,
+        }
 
 
 class VectorMatrix:
@@ -80,15 +85,25 @@ class VectorMatrix:
     quantized scan at 100k), then every row is scanned (`stats.fallback`).
     """
 
-    def __init__(self, dim: int, capacity: int = 1024, index: str = "auto", min_rows: int = 20_000,
-                 initial_candidates: int = 64, tail_half_lives: float = 10.0, max_widenings: int = 2) -> None:
+    def __init__(
+        self,
+        dim: int,
+        capacity: int = 1024,
+        index: str = "auto",
+        min_rows: int = 20_000,
+        initial_candidates: int = 64,
+        tail_half_lives: float = 10.0,
+        max_widenings: int = 2,
+    ) -> None:
         if index not in ("auto", "exact", "sq8"):
             raise ValueError(f"index must be 'auto', 'exact' or 'sq8', got {index!r}")
         if index == "sq8" and faiss_module() is None:
             raise RuntimeError("index='sq8' needs faiss: `pip install faiss-cpu` (in the `prm` extra)")
         if index == "auto" and faiss_module() is None:
-            log.info("faiss not installed: episodic retrieval scans every row (pip install faiss-cpu for the "
-                     "quantized candidate index)")
+            log.info(
+                "faiss not installed: episodic retrieval scans every row (pip install faiss-cpu for the "
+                "quantized candidate index)"
+            )
         self.dim = dim
         self.n = 0
         self.mode = "sq8" if index == "sq8" or (index == "auto" and faiss_module() is not None) else "exact"
@@ -140,8 +155,11 @@ class VectorMatrix:
         with faiss_threads(1):
             self._sq.add(self._vecs[s], self._imp[s])
         if len(self._sq.exact_rows) > max(1024, self.n // 100):  # data drifted from the trained ranges
-            log.info("episodic index: %d of %d rows exceed the quantization bound; retraining",
-                     len(self._sq.exact_rows), self.n)
+            log.info(
+                "episodic index: %d of %d rows exceed the quantization bound; retraining",
+                len(self._sq.exact_rows),
+                self.n,
+            )
             self._build()
 
     def _build(self) -> None:
@@ -179,7 +197,7 @@ class VectorMatrix:
 
     def _sims_range(self, start: int, stop: int, q: np.ndarray) -> np.ndarray:
         with _single_thread():
-            return (self._vecs[start:start + _padded(stop - start)] @ q)[: stop - start]
+            return (self._vecs[start : start + _padded(stop - start)] @ q)[: stop - start]
 
     def _sims_rows(self, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
         buf = np.zeros((_padded(len(rows)), self.dim), dtype=np.float32)
@@ -244,8 +262,10 @@ class VectorMatrix:
             best = top_k(scores, k, rows)
             # Any row not scored here is older than the tail, outside the top-c approximate scores and not an
             # exact row, so its score is at most approx[-1] + quantization/rounding slack + recency bound.
-            if len(best) == k and (len(cand) == self.n or  # faiss returned every row: all were scored
-                                   scores[best[-1]] > approx[-1] + slack + rest):
+            if len(best) == k and (
+                len(cand) == self.n  # faiss returned every row: all were scored
+                or scores[best[-1]] > approx[-1] + slack + rest
+            ):
                 self.stats.quantized += 1
                 self.stats.widened += attempt > 0
                 return Hits(rows[best], scores[best], sims[best])

@@ -55,15 +55,23 @@ class WorkingMemory:
         pass
 
     def save_state(self) -> dict[str, Any]:
-        return {"version": STATE_VERSION, "kind": self.name, "max_items": self.max_items,
-                "items": [asdict(i) for i in self.items]}
+        return {
+            "version": STATE_VERSION,
+            "kind": self.name,
+            "max_items": self.max_items,
+            "items": [asdict(i) for i in self.items],
+        }
 
     def load_state(self, state: dict[str, Any]) -> None:
         if not isinstance(state, dict) or state.get("kind") != self.name:
-            raise MemoryStateError(f"working memory state must be a dict with kind='working', got {type(state).__name__} "
-                                   f"with kind={state.get('kind') if isinstance(state, dict) else None!r}")
+            raise MemoryStateError(
+                f"working memory state must be a dict with kind='working', got {type(state).__name__} "
+                f"with kind={state.get('kind') if isinstance(state, dict) else None!r}"
+            )
         if state.get("version") != STATE_VERSION:
-            raise MemoryStateError(f"working memory state version {state.get('version')!r} is not supported (expected {STATE_VERSION})")
+            raise MemoryStateError(
+                f"working memory state version {state.get('version')!r} is not supported (expected {STATE_VERSION})"
+            )
         items = parse_items(state.get("items", []), "working memory state 'items'")
         max_items = state.get("max_items", self.max_items)
         if not isinstance(max_items, int) or max_items < 1:

@@ -33,8 +33,12 @@ def to_agentgym(episode: EpisodeRecord) -> dict[str, Any]:
         conv.append({"from": "gpt", "loss": True, "value": step.raw_output})
         if i < len(episode.steps) - 1:
             conv.append({"from": "human", "loss": None, "value": step.observation})
-    return {"item_id": f"{episode.env}_{episode.seed}", "conversations": conv,
-            "reward": episode.outcome.reward, "success": episode.outcome.success}
+    return {
+        "item_id": f"{episode.env}_{episode.seed}",
+        "conversations": conv,
+        "reward": episode.outcome.reward,
+        "success": episode.outcome.success,
+    }
 
 
 def write_agentgym(episodes: Iterable[EpisodeRecord], path: str | Path) -> int:
@@ -46,7 +50,9 @@ def write_agentgym(episodes: Iterable[EpisodeRecord], path: str | Path) -> int:
 def read_agentgym(path: str | Path) -> list[dict[str, Any]]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, list) or not all(isinstance(x, dict) and "conversations" in x for x in data):
-        raise ValueError(f"{path}: not an AgentGym conversations file (expected a JSON list of objects with 'conversations')")
+        raise ValueError(
+            f"{path}: not an AgentGym conversations file (expected a JSON list of objects with 'conversations')"
+        )
     return data
 
 
@@ -55,10 +61,19 @@ def read_agentgym(path: str | Path) -> list[dict[str, Any]]:
 
 def _episode_row(ep: EpisodeRecord) -> dict[str, Any]:
     return {
-        "episode_id": ep.episode_id, "env": ep.env, "env_id": ep.env_id, "seed": ep.seed,
-        "instruction": ep.instruction, "brain": ep.brain, "model": ep.model,
-        "reward": ep.outcome.reward, "success": ep.outcome.success, "truncated": ep.outcome.truncated,
-        "n_steps": ep.stats.steps, "tokens_in": ep.stats.tokens_in, "tokens_out": ep.stats.tokens_out,
+        "episode_id": ep.episode_id,
+        "env": ep.env,
+        "env_id": ep.env_id,
+        "seed": ep.seed,
+        "instruction": ep.instruction,
+        "brain": ep.brain,
+        "model": ep.model,
+        "reward": ep.outcome.reward,
+        "success": ep.outcome.success,
+        "truncated": ep.outcome.truncated,
+        "n_steps": ep.stats.steps,
+        "tokens_in": ep.stats.tokens_in,
+        "tokens_out": ep.stats.tokens_out,
         "conversations": json.dumps(to_agentgym(ep)["conversations"], ensure_ascii=False),
         "record": ep.model_dump_json(),
     }
@@ -69,14 +84,24 @@ def step_rows(episodes: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     rows = []
     for ep in episodes:
         for s in ep.steps:
-            rows.append({
-                "episode_id": ep.episode_id, "env": ep.env, "seed": ep.seed, "index": s.index,
-                "prompt": json.dumps(s.messages, ensure_ascii=False) if s.messages is not None else None,
-                "raw_output": s.raw_output, "action": s.action, "observation": s.observation,
-                "reward": s.reward, "terminated": s.terminated, "truncated": s.truncated,
-                "valid": s.parse_error is None and s.env_error is None,
-                "prm_score": s.prm_score, "outcome_reward": ep.outcome.reward,
-            })
+            rows.append(
+                {
+                    "episode_id": ep.episode_id,
+                    "env": ep.env,
+                    "seed": ep.seed,
+                    "index": s.index,
+                    "prompt": json.dumps(s.messages, ensure_ascii=False) if s.messages is not None else None,
+                    "raw_output": s.raw_output,
+                    "action": s.action,
+                    "observation": s.observation,
+                    "reward": s.reward,
+                    "terminated": s.terminated,
+                    "truncated": s.truncated,
+                    "valid": s.parse_error is None and s.env_error is None,
+                    "prm_score": s.prm_score,
+                    "outcome_reward": ep.outcome.reward,
+                }
+            )
     return rows
 
 

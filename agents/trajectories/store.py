@@ -64,7 +64,9 @@ class TrajectoryStore:
                         cut = start + idx + 1
                         break
                     pos = start
-                log.warning("%s: dropping a torn last line (%d bytes) left by an interrupted run", self.path, size - cut)
+                log.warning(
+                    "%s: dropping a torn last line (%d bytes) left by an interrupted run", self.path, size - cut
+                )
                 f.truncate(cut)
         self._repaired = True
 

@@ -11,5 +11,16 @@ trees), `scenario` (fault scenarios, hypothesis space), `dataset` (entries and s
 from envs.faulttree.model import Check, FaultTree, Gate, Kind, Node
 from envs.faulttree.schema import FaultTreeFormatError, dump_tree, json_schema, load_tree, parse_tree, save_tree
 
-__all__ = ["Check", "FaultTree", "FaultTreeFormatError", "Gate", "Kind", "Node", "dump_tree", "json_schema",
-           "load_tree", "parse_tree", "save_tree"]
+__all__ = [
+    "Check",
+    "FaultTree",
+    "FaultTreeFormatError",
+    "Gate",
+    "Kind",
+    "Node",
+    "dump_tree",
+    "json_schema",
+    "load_tree",
+    "parse_tree",
+    "save_tree",
+]

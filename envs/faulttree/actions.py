@@ -19,8 +19,14 @@ TEMPLATES = ["check[...]", "ask[...]", "diagnose[...]"]
 FORMS = "check[<node name or id>], ask[<question>], diagnose[<root cause>; <another root cause>]"
 
 _BRACKET = re.compile(r"^\s*(check|ask|diagnose)\s*\[(.*)\]\s*\.?\s*$", re.I | re.S)
-_FREE_CHECK = re.compile(r"^\s*(?:please\s+|can you\s+|could you\s+)?(?:check|inspect|test|measure|look at|examine)\s+(?:the\s+)?(.+?)[\s.?!]*$", re.I)
-_FREE_DIAG = re.compile(r"^\s*(?:diagnos(?:e|is)\s*:?|(?:the\s+)?(?:root\s+)?cause\s+is|root\s+cause\s*:|i\s+think\s+it'?s|it'?s)\s+(?:the\s+|a\s+)?(.+?)[\s.!]*$", re.I)
+_FREE_CHECK = re.compile(
+    r"^\s*(?:please\s+|can you\s+|could you\s+)?(?:check|inspect|test|measure|look at|examine)\s+(?:the\s+)?(.+?)[\s.?!]*$",
+    re.I,
+)
+_FREE_DIAG = re.compile(
+    r"^\s*(?:diagnos(?:e|is)\s*:?|(?:the\s+)?(?:root\s+)?cause\s+is|root\s+cause\s*:|i\s+think\s+it'?s|it'?s)\s+(?:the\s+|a\s+)?(.+?)[\s.!]*$",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -85,13 +91,16 @@ def resolve_causes(text: str, tree: FaultTree) -> tuple[str, ...]:
         if not node.is_basic:
             examples = ", ".join(tree.nodes[c].label for c in _basic_below(tree, nid)[:3])
             article = "an" if node.kind.value[0] in "aeiou" else "a"
-            raise ActionError(f"{node.label!r} ({nid}) is {article} {node.kind.value} event, not a root cause; "
-                              f"diagnose names basic events such as {examples}")
+            raise ActionError(
+                f"{node.label!r} ({nid}) is {article} {node.kind.value} event, not a root cause; "
+                f"diagnose names basic events such as {examples}"
+            )
     return tuple(sorted(set(ids), key=tree.index.__getitem__))
 
 
 def _basic_below(tree: FaultTree, nid: str) -> list[str]:
     import networkx as nx
+
     below = nx.descendants(tree.graph, nid)
     return [b for b in tree.basic_ids if b in below]
 

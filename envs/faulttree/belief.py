@@ -12,8 +12,8 @@ earlier answer about that node.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -66,7 +66,7 @@ def _h2(p: np.ndarray) -> np.ndarray:
     return -(p * np.log2(p) + (1 - p) * np.log2(1 - p))
 
 
-def evidence_from(utterances: Sequence["object"]) -> list[Evidence]:
+def evidence_from(utterances: Sequence[object]) -> list[Evidence]:
     """Turn the dialogue into evidence, applying rollbacks (a correction supersedes the node's past)."""
     out: list[Evidence] = []
     for u in utterances:

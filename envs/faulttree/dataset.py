@@ -76,8 +76,15 @@ def make_entry(split: str, index: int, base_seed: int = 0, domain: str | None = 
     tree_id, tree = tree_for(split, tree_index, base_seed, domain)
     rng = random.Random(stable_seed(base_seed, split, "entry", index, domain or ""))
     causes = sample_scenario(tree, rng)
-    entry = Entry(id=f"{split}-{index:05d}", split=split, index=index, domain=tree.domain, tree_id=tree_id,
-                  causes=sorted(causes, key=tree.index.__getitem__), symptom=tree.symptom)
+    entry = Entry(
+        id=f"{split}-{index:05d}",
+        split=split,
+        index=index,
+        domain=tree.domain,
+        tree_id=tree_id,
+        causes=sorted(causes, key=tree.index.__getitem__),
+        symptom=tree.symptom,
+    )
     return entry, tree
 
 
@@ -105,14 +112,29 @@ def build_dataset(out_dir: str | Path, n_entries: int = DEFAULT_ENTRIES, base_se
                         if fp in prints and prints[fp] != split:
                             raise RuntimeError(f"tree {entry.tree_id} also appears in split {prints[fp]}")
                         prints[fp] = split
-                        trees_f.write(json.dumps({"tree_id": entry.tree_id, "split": split,
-                                                  "tree": json.loads(dump_tree(tree, indent=None))}) + "\n")
+                        trees_f.write(
+                            json.dumps(
+                                {
+                                    "tree_id": entry.tree_id,
+                                    "split": split,
+                                    "tree": json.loads(dump_tree(tree, indent=None)),
+                                }
+                            )
+                            + "\n"
+                        )
                         written.add(entry.tree_id)
                         n_trees += 1
                     f.write(entry.model_dump_json() + "\n")
             log.info("split %s: %d entries, %d trees", split, size, len(written))
-    manifest = {"format": "faulttree-dataset/1", "entries": n_entries, "trees": n_trees, "base_seed": base_seed,
-                "splits": sizes, "entries_per_tree": ENTRIES_PER_TREE, "build_seconds": round(time.perf_counter() - start, 3)}
+    manifest = {
+        "format": "faulttree-dataset/1",
+        "entries": n_entries,
+        "trees": n_trees,
+        "base_seed": base_seed,
+        "splits": sizes,
+        "entries_per_tree": ENTRIES_PER_TREE,
+        "build_seconds": round(time.perf_counter() - start, 3),
+    }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 

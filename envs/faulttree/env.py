@@ -59,19 +59,34 @@ class _Episode:
 class FaultTreeEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
-    def __init__(self, *, domain: str | None = None, vagueness: float = 0.3, error_rate: float = 0.1,
-                 rollback_distance: int = 8, rollback_prob: float = 0.8, max_turns: int = 40,
-                 split: str = "test", dataset_path: str | None = None,
-                 n_entries: int = DEFAULT_ENTRIES, base_seed: int = 0, max_listed_checks: int = 12,
-                 max_listed_diagnoses: int = 3, show_tree: bool = True, rephraser: Any = None,
-                 expert: ExpertConfig | None = None, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        domain: str | None = None,
+        vagueness: float = 0.3,
+        error_rate: float = 0.1,
+        rollback_distance: int = 8,
+        rollback_prob: float = 0.8,
+        max_turns: int = 40,
+        split: str = "test",
+        dataset_path: str | None = None,
+        n_entries: int = DEFAULT_ENTRIES,
+        base_seed: int = 0,
+        max_listed_checks: int = 12,
+        max_listed_diagnoses: int = 3,
+        show_tree: bool = True,
+        rephraser: Any = None,
+        expert: ExpertConfig | None = None,
+        render_mode: str | None = None,
+    ) -> None:
         if domain is not None and domain not in DOMAIN_NAMES:
             raise ValueError(f"unknown domain {domain!r}; choose from {list(DOMAIN_NAMES)}")
         if max_turns < 1:
             raise ValueError("max_turns must be >= 1")
         self.domain, self.split = domain, split
-        self.sim_params = dict(vagueness=vagueness, error_rate=error_rate, rollback_distance=rollback_distance,
-                               rollback_prob=rollback_prob)
+        self.sim_params = dict(
+            vagueness=vagueness, error_rate=error_rate, rollback_distance=rollback_distance, rollback_prob=rollback_prob
+        )
         self.max_turns = max_turns
         self.base_seed = base_seed
         self.max_listed_checks, self.max_listed_diagnoses = max_listed_checks, max_listed_diagnoses
@@ -134,10 +149,12 @@ class FaultTreeEnv(gym.Env):
     def instruction(self) -> str:
         tree = self._require_tree()
         top = tree.nodes[tree.top]
-        return (f"You are a maintenance assistant. A user reports a fault: {top.label.lower()} ({tree.domain}). "
-                f"Find the root cause(s) in the fault tree by asking the user to perform checks with check[<node>], "
-                f"asking questions with ask[<question>], and finish with diagnose[<root cause>; ...] naming basic events. "
-                f"The user may be vague or mistaken and may correct earlier answers. At most {self.max_turns} turns.")
+        return (
+            f"You are a maintenance assistant. A user reports a fault: {top.label.lower()} ({tree.domain}). "
+            f"Find the root cause(s) in the fault tree by asking the user to perform checks with check[<node>], "
+            f"asking questions with ask[<question>], and finish with diagnose[<root cause>; ...] naming basic events. "
+            f"The user may be vague or mistaken and may correct earlier answers. At most {self.max_turns} turns."
+        )
 
     # --- stepping -------------------------------------------------------------------------------
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -246,28 +263,41 @@ class FaultTreeEnv(gym.Env):
             "instruction": self.instruction,
             "available_actions": self.available_actions(),
             "action_templates": [] if ep.done else list(TEMPLATES),
-            "entry_id": ep.entry.id, "domain": tree.domain, "tree_nodes": len(tree),
-            "turn": ep.turn, "turns": ep.turn, "max_turns": self.max_turns,
-            "checks_used": ep.checks, "questions_asked": ep.questions, "invalid_actions": ep.invalid,
+            "entry_id": ep.entry.id,
+            "domain": tree.domain,
+            "tree_nodes": len(tree),
+            "turn": ep.turn,
+            "turns": ep.turn,
+            "max_turns": self.max_turns,
+            "checks_used": ep.checks,
+            "questions_asked": ep.questions,
+            "invalid_actions": ep.invalid,
             "rollbacks_seen": sum(1 for u in ep.dialogue if u.kind == "rollback"),
         }
         if ep.done:
             retracted = [r for r in sim.state.retracted]
-            info.update({
-                "diagnosis": list(ep.diagnosis), "true_causes": list(ep.entry.causes),
-                "success": bool(ep.diagnosis) and set(ep.diagnosis) == set(ep.entry.causes),
-                "score": ep.score,
-                "used_retracted_fact": used_retracted_fact(tree, ep.diagnosis, retracted),
-                "mistakes_made": sum(1 for _ in sim.state.mistakes) + len(retracted),
-            })
+            info.update(
+                {
+                    "diagnosis": list(ep.diagnosis),
+                    "true_causes": list(ep.entry.causes),
+                    "success": bool(ep.diagnosis) and set(ep.diagnosis) == set(ep.entry.causes),
+                    "score": ep.score,
+                    "used_retracted_fact": used_retracted_fact(tree, ep.diagnosis, retracted),
+                    "mistakes_made": sum(1 for _ in sim.state.mistakes) + len(retracted),
+                }
+            )
         return info
 
     def snapshot(self) -> dict[str, Any]:
         ep, _, sim = self._require_episode()
         ep_copy = copy.deepcopy(ep)
         ep_copy.sim = sim.snapshot()
-        return {"episode": ep_copy, "tree": self._tree, "np_random": copy.deepcopy(self.np_random.bit_generator.state),
-                "last_obs": self._last_obs}
+        return {
+            "episode": ep_copy,
+            "tree": self._tree,
+            "np_random": copy.deepcopy(self.np_random.bit_generator.state),
+            "last_obs": self._last_obs,
+        }
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         ep: _Episode = copy.deepcopy(snapshot["episode"])

@@ -30,7 +30,9 @@ class Decision:
     causes: tuple[str, ...] = ()
 
 
-def decide(belief: Belief, evidence: list[Evidence], turns_left: int, config: ExpertConfig = ExpertConfig()) -> Decision:
+def decide(
+    belief: Belief, evidence: list[Evidence], turns_left: int, config: ExpertConfig = ExpertConfig()
+) -> Decision:
     post = belief.posterior(evidence)
     best = int(np.argmax(post))
     gains = check_gains(belief, post, evidence, config)
@@ -41,7 +43,9 @@ def decide(belief: Belief, evidence: list[Evidence], turns_left: int, config: Ex
     return Decision("check", node=belief.tree.ids[j])
 
 
-def check_gains(belief: Belief, post: np.ndarray, evidence: list[Evidence], config: ExpertConfig = ExpertConfig()) -> np.ndarray:
+def check_gains(
+    belief: Belief, post: np.ndarray, evidence: list[Evidence], config: ExpertConfig = ExpertConfig()
+) -> np.ndarray:
     """Information gain of checking each node now; 0 for nodes whose answer would just repeat."""
     gains = belief.info_gain(belief.marginals(post))
     tree = belief.tree

@@ -62,8 +62,12 @@ class _Plan:
     shared: list[tuple[_Part, list[str]]] = field(default_factory=list)
 
     def size(self) -> int:
-        return 1 + len(self.subsystems) + sum(p.size() for parts in self.subsystems.values() for p in parts) + sum(
-            p.size() for p, _ in self.shared)
+        return (
+            1
+            + len(self.subsystems)
+            + sum(p.size() for parts in self.subsystems.values() for p in parts)
+            + sum(p.size() for p, _ in self.shared)
+        )
 
 
 def _parse(spec: str) -> tuple[str, str, bool]:
@@ -76,8 +80,9 @@ def _shared_parents(spec: str) -> list[str]:
     return spec.split("@")[1].split(",") if "@" in spec else []
 
 
-def generate_tree(domain: str, seed: int, *, target_nodes: int | None = None,
-                  min_nodes: int = MIN_NODES, max_nodes: int = MAX_NODES) -> FaultTree:
+def generate_tree(
+    domain: str, seed: int, *, target_nodes: int | None = None, min_nodes: int = MIN_NODES, max_nodes: int = MAX_NODES
+) -> FaultTree:
     """A reproducible fault tree for `domain` (see `DOMAINS`) with about `target_nodes` nodes."""
     if domain not in DOMAINS:
         raise ValueError(f"unknown domain {domain!r}; choose from {sorted(DOMAINS)}")
@@ -196,15 +201,27 @@ def _materialise(dom: Domain, top, plan: _Plan, rng: random.Random, name_seed: i
             ml, mi, mf, mo = mode_list[m]
             bid = ids.next("B")
             children.append(bid)
-            mode_nodes.append(Node(
-                id=bid, label=cap(ml.format(C=cap(name), c=name)), kind=Kind.BASIC,
-                description=f"Root cause in the {name}.",
-                check=Check(mi.format(C=cap(name), c=name), mf.format(c=name), mo.format(c=name))))
-        nodes.append(Node(
-            id=cid, label=cap(label.format(C=cap(name), c=name)), kind=Kind.INTERMEDIATE,
-            description=f"The {name} fails; occurs when any one of its failure modes is present.",
-            check=Check(instr.format(C=cap(name), c=name), faulty.format(c=name), fine.format(c=name)),
-            gate=Gate.OR, children=tuple(children), aliases=(name,) if alias else ()))
+            mode_nodes.append(
+                Node(
+                    id=bid,
+                    label=cap(ml.format(C=cap(name), c=name)),
+                    kind=Kind.BASIC,
+                    description=f"Root cause in the {name}.",
+                    check=Check(mi.format(C=cap(name), c=name), mf.format(c=name), mo.format(c=name)),
+                )
+            )
+        nodes.append(
+            Node(
+                id=cid,
+                label=cap(label.format(C=cap(name), c=name)),
+                kind=Kind.INTERMEDIATE,
+                description=f"The {name} fails; occurs when any one of its failure modes is present.",
+                check=Check(instr.format(C=cap(name), c=name), faulty.format(c=name), fine.format(c=name)),
+                gate=Gate.OR,
+                children=tuple(children),
+                aliases=(name,) if alias else (),
+            )
+        )
         nodes.extend(mode_nodes)
         return cid
 
@@ -228,9 +245,16 @@ def _materialise(dom: Domain, top, plan: _Plan, rng: random.Random, name_seed: i
             fine = f"at most {part.k - 1} of them {'is' if part.k == 2 else 'are'} down"
             gate, k = Gate.KOFN, part.k
         nodes[placeholder] = Node(
-            id=gid, label=label, kind=Kind.INTERMEDIATE, description=desc,
+            id=gid,
+            label=label,
+            kind=Kind.INTERMEDIATE,
+            description=desc,
             check=Check(f"Check how many of the {many} are working", faulty, fine),
-            gate=gate, k=k, children=tuple(inst), aliases=(many,))
+            gate=gate,
+            k=k,
+            children=tuple(inst),
+            aliases=(many,),
+        )
         return gid
 
     top_node_index = len(nodes)
@@ -255,13 +279,25 @@ def _materialise(dom: Domain, top, plan: _Plan, rng: random.Random, name_seed: i
             key, sub = item
             instr, faulty, fine = sub.check
             nodes[i] = Node(
-                id=sub_ids[key], label=sub.label, kind=Kind.INTERMEDIATE,
+                id=sub_ids[key],
+                label=sub.label,
+                kind=Kind.INTERMEDIATE,
                 description=f"A {dom.title.lower()} subsystem problem; occurs when any one of its causes is present.",
-                check=Check(instr, faulty, fine), gate=Gate.OR, children=tuple(sub_children[key]))
+                check=Check(instr, faulty, fine),
+                gate=Gate.OR,
+                children=tuple(sub_children[key]),
+            )
     t_instr, t_faulty, t_fine = top.check
     symptom = rng.choice(top.symptoms)
     nodes[top_node_index] = Node(
-        id="T", label=top.label, kind=Kind.TOP, description=f"The reported problem: {top.label.lower()}.",
-        check=Check(t_instr, t_faulty, t_fine), gate=Gate.OR, children=tuple(sub_ids[k] for k in plan.subsystems))
-    return FaultTree.build(name=f"{dom.title}: {top.label.lower()} #{name_seed}", domain=dom.name, top="T",
-                           symptom=symptom, nodes=nodes)
+        id="T",
+        label=top.label,
+        kind=Kind.TOP,
+        description=f"The reported problem: {top.label.lower()}.",
+        check=Check(t_instr, t_faulty, t_fine),
+        gate=Gate.OR,
+        children=tuple(sub_ids[k] for k in plan.subsystems),
+    )
+    return FaultTree.build(
+        name=f"{dom.title}: {top.label.lower()} #{name_seed}", domain=dom.name, top="T", symptom=symptom, nodes=nodes
+    )

@@ -8,9 +8,9 @@ order, ancestors, shared nodes); pydantic lives only at the file boundary (`sche
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable
 
 import networkx as nx
 import numpy as np
@@ -68,7 +68,7 @@ class FaultTree:
     graph: nx.DiGraph = field(repr=False)
 
     @classmethod
-    def build(cls, name: str, domain: str, top: str, symptom: str, nodes: Iterable[Node]) -> "FaultTree":
+    def build(cls, name: str, domain: str, top: str, symptom: str, nodes: Iterable[Node]) -> FaultTree:
         nodes_by_id = {n.id: n for n in nodes}
         graph = nx.DiGraph()
         graph.add_nodes_from(nodes_by_id)
@@ -174,5 +174,5 @@ def gate_value(node: Node, child_states: list[bool]) -> bool:
 def _natural_key(nid: str) -> tuple:
     """Sort "E2" before "E10"."""
     head = nid.rstrip("0123456789")
-    tail = nid[len(head):]
+    tail = nid[len(head) :]
     return (head, int(tail) if tail else -1, nid)

@@ -19,7 +19,9 @@ def gate_tag(node: Node) -> str:
 
 
 def render_tree(tree: FaultTree, *, with_checks: bool = False, indent: str = "  ") -> str:
-    lines = [f"Fault tree: {tree.name} ({len(tree)} nodes; gates: OR = any child, AND = all children, k-of-n = at least k children)"]
+    lines = [
+        f"Fault tree: {tree.name} ({len(tree)} nodes; gates: OR = any child, AND = all children, k-of-n = at least k children)"
+    ]
     expanded: set[str] = set()
 
     def visit(nid: str, depth: int) -> None:

@@ -10,13 +10,16 @@ or far too long, the rule-based text is used and a warning is logged.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 
-SYSTEM = ("You rewrite messages from a non-expert person talking to a maintenance assistant. "
-          "Keep every fact and every sign of uncertainty exactly as given; do not add facts, do not answer "
-          "questions, do not mention that you are rewriting. Reply with the rewritten message only.")
+SYSTEM = (
+    "You rewrite messages from a non-expert person talking to a maintenance assistant. "
+    "Keep every fact and every sign of uncertainty exactly as given; do not add facts, do not answer "
+    "questions, do not mention that you are rewriting. Reply with the rewritten message only."
+)
 
 
 class Rephraser:

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from envs.faulttree.model import FaultTree
 

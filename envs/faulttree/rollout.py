@@ -26,7 +26,12 @@ def run_expert(env: gym.Env, seed: int, options: dict[str, Any] | None = None) -
         _, reward, terminated, truncated, info = env.step(env.unwrapped.expert_action())
         steps += 1
         if terminated or truncated:
-            return EpisodeResult(success=bool(info["success"]), score=float(reward), turns=int(info["turns"]),
-                                 rollbacks_seen=int(info["rollbacks_seen"]),
-                                 used_retracted_fact=bool(info["used_retracted_fact"]),
-                                 truncated=bool(truncated), steps=steps)
+            return EpisodeResult(
+                success=bool(info["success"]),
+                score=float(reward),
+                turns=int(info["turns"]),
+                rollbacks_seen=int(info["rollbacks_seen"]),
+                used_retracted_fact=bool(info["used_retracted_fact"]),
+                truncated=bool(truncated),
+                steps=steps,
+            )

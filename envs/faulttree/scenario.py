@@ -47,8 +47,9 @@ def scenario_distribution(tree: FaultTree, max_order: int = MAX_ORDER) -> dict[f
             out = _combine([dist(c) for c in node.children], max_order)
         else:
             k = node.k or 1
-            out = _mix([_combine([dist(c) for c in group], max_order)
-                        for group in itertools.combinations(node.children, k)])
+            out = _mix(
+                [_combine([dist(c) for c in group], max_order) for group in itertools.combinations(node.children, k)]
+            )
         memo[nid] = out
         return out
 
@@ -120,8 +121,9 @@ def hypotheses(tree: FaultTree, max_order: int = MAX_ORDER) -> Hypotheses:
         return cached[1]
     dist = scenario_distribution(tree, max_order)
     sets = tuple(dist)
-    hyp = Hypotheses(sets=sets, prior=np.array([dist[s] for s in sets], dtype=float),
-                     states=tree.state_matrix(list(sets)))
+    hyp = Hypotheses(
+        sets=sets, prior=np.array([dist[s] for s in sets], dtype=float), states=tree.state_matrix(list(sets))
+    )
     tree._hypotheses = (max_order, hyp)  # type: ignore[attr-defined]
     return hyp
 

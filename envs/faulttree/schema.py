@@ -58,7 +58,9 @@ class CheckSpec(BaseModel):
 class NodeSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    label: str = Field(min_length=1, pattern=r"^[^\[\];]+$", description="Human-readable name; no [ ] or ; (they delimit actions).")
+    label: str = Field(
+        min_length=1, pattern=r"^[^\[\];]+$", description="Human-readable name; no [ ] or ; (they delimit actions)."
+    )
     kind: Literal["top", "intermediate", "basic"]
     description: str = ""
     gate: Literal["AND", "OR", "KOFN"] | None = None
@@ -68,7 +70,7 @@ class NodeSpec(BaseModel):
     check: CheckSpec
 
     @model_validator(mode="after")
-    def _gate_rules(self) -> "NodeSpec":
+    def _gate_rules(self) -> NodeSpec:
         if self.kind == "basic":
             if self.gate is not None:
                 raise _field_error("gate", "a basic event has no gate")
@@ -83,7 +85,9 @@ class NodeSpec(BaseModel):
             if self.k is None:
                 raise _field_error("k", "a KOFN gate needs k")
             if not 1 <= self.k <= len(self.children):
-                raise _field_error("k", f"k={self.k} must be between 1 and the number of children ({len(self.children)})")
+                raise _field_error(
+                    "k", f"k={self.k} must be between 1 and the number of children ({len(self.children)})"
+                )
         elif self.k is not None:
             raise _field_error("k", f"k is only allowed on KOFN gates, not {self.gate or 'basic events'}")
         if len(set(self.children)) != len(self.children):
@@ -111,30 +115,38 @@ class TreeFile(BaseModel):
             seen[node.id] = i
             low = node.label.lower()
             if low in labels:
-                raise ValueError(f"nodes[{i}] (id {node.id!r}).label: duplicate label {node.label!r} (also on {labels[low]!r})")
+                raise ValueError(
+                    f"nodes[{i}] (id {node.id!r}).label: duplicate label {node.label!r} (also on {labels[low]!r})"
+                )
             labels[low] = node.id
         for i, node in enumerate(nodes):
             for alias in node.aliases:
                 other = labels.get(alias.lower())
                 if other is not None and other != node.id:
-                    raise ValueError(f"nodes[{i}] (id {node.id!r}).aliases: {alias!r} is already the label or alias of {other!r}")
+                    raise ValueError(
+                        f"nodes[{i}] (id {node.id!r}).aliases: {alias!r} is already the label or alias of {other!r}"
+                    )
                 labels[alias.lower()] = node.id
         return nodes
 
     @model_validator(mode="after")
-    def _graph_rules(self) -> "TreeFile":
+    def _graph_rules(self) -> TreeFile:
         ids = {n.id: i for i, n in enumerate(self.nodes)}
         if self.top not in ids:
             raise ValueError(f"top: unknown node id {self.top!r}")
         tops = [n.id for n in self.nodes if n.kind == "top"]
         if tops != [self.top]:
-            raise ValueError(f"nodes (id {self.top!r}).kind: exactly one node, the top {self.top!r}, must have kind 'top' (found {tops})")
+            raise ValueError(
+                f"nodes (id {self.top!r}).kind: exactly one node, the top {self.top!r}, must have kind 'top' (found {tops})"
+            )
         graph = nx.DiGraph()
         graph.add_nodes_from(ids)
         for i, node in enumerate(self.nodes):
             for child in node.children:
                 if child not in ids:
-                    raise ValueError(f"nodes[{i}] (id {node.id!r}).children: unknown node id {child!r} (dangling reference)")
+                    raise ValueError(
+                        f"nodes[{i}] (id {node.id!r}).children: unknown node id {child!r} (dangling reference)"
+                    )
                 if child == self.top:
                     raise ValueError(f"nodes[{i}] (id {node.id!r}).children: the top event {child!r} cannot be a child")
                 graph.add_edge(node.id, child)
@@ -149,7 +161,9 @@ class TreeFile(BaseModel):
         reachable = nx.descendants(graph, self.top) | {self.top}
         orphans = [n.id for n in self.nodes if n.id not in reachable]
         if orphans:
-            raise ValueError(f"nodes[{ids[orphans[0]]}] (id {orphans[0]!r}): not reachable from the top event {self.top!r}")
+            raise ValueError(
+                f"nodes[{ids[orphans[0]]}] (id {orphans[0]!r}): not reachable from the top event {self.top!r}"
+            )
         return self
 
 
@@ -161,9 +175,15 @@ def _field_error(field: str, message: str) -> ValueError:
 def to_tree(spec: TreeFile) -> FaultTree:
     nodes = [
         Node(
-            id=n.id, label=n.label, kind=Kind(n.kind), description=n.description,
+            id=n.id,
+            label=n.label,
+            kind=Kind(n.kind),
+            description=n.description,
             check=Check(n.check.instruction, n.check.if_faulty, n.check.if_fine),
-            gate=Gate(n.gate) if n.gate else None, k=n.k, children=tuple(n.children), aliases=tuple(n.aliases),
+            gate=Gate(n.gate) if n.gate else None,
+            k=n.k,
+            children=tuple(n.children),
+            aliases=tuple(n.aliases),
         )
         for n in spec.nodes
     ]
@@ -172,11 +192,20 @@ def to_tree(spec: TreeFile) -> FaultTree:
 
 def to_spec(tree: FaultTree) -> TreeFile:
     return TreeFile(
-        name=tree.name, domain=tree.domain, top=tree.top, symptom=tree.symptom,
+        name=tree.name,
+        domain=tree.domain,
+        top=tree.top,
+        symptom=tree.symptom,
         nodes=[
             NodeSpec(
-                id=n.id, label=n.label, kind=n.kind.value, description=n.description,
-                gate=n.gate.value if n.gate else None, k=n.k, children=list(n.children), aliases=list(n.aliases),
+                id=n.id,
+                label=n.label,
+                kind=n.kind.value,
+                description=n.description,
+                gate=n.gate.value if n.gate else None,
+                k=n.k,
+                children=list(n.children),
+                aliases=list(n.aliases),
                 check=CheckSpec(instruction=n.check.instruction, if_faulty=n.check.if_faulty, if_fine=n.check.if_fine),
             )
             for n in tree.nodes.values()  # insertion order = file order
@@ -233,7 +262,7 @@ def _describe(exc: ValidationError, raw: Any) -> str:
             rest = loc[2:]
             field = re.match(r"^(\w+): ", msg)
             if not rest and field:  # a node-level rule that names its field in the message
-                rest, msg = [field.group(1)], msg[field.end():]
+                rest, msg = [field.group(1)], msg[field.end() :]
             parts.append(where + "".join("." + r for r in rest) + ": " + msg)
         elif msg.startswith(("nodes", "top:")):
             parts.append(msg)  # tree-level rules already say where
@@ -249,22 +278,61 @@ EXAMPLE: dict[str, Any] = {
     "top": "T",
     "symptom": "The pump runs but nothing comes out of the outlet.",
     "nodes": [
-        {"id": "T", "label": "No flow at the pump outlet", "kind": "top", "gate": "OR", "children": ["E1", "B3"],
-         "description": "The pump is powered but delivers no flow.",
-         "check": {"instruction": "Open the outlet valve and watch the flow meter",
-                   "if_faulty": "the flow meter stays at zero", "if_fine": "the flow meter shows normal flow"}},
-        {"id": "E1", "label": "Both feed pumps failed", "kind": "intermediate", "gate": "AND", "children": ["B1", "B2"],
-         "description": "The duty and the standby pump are both down.",
-         "check": {"instruction": "Look at the run lights of both feed pumps",
-                   "if_faulty": "neither run light is on", "if_fine": "at least one run light is on"}},
-        {"id": "B1", "label": "Duty pump motor burnt out", "kind": "basic",
-         "check": {"instruction": "Sniff near the duty pump motor and feel its casing",
-                   "if_faulty": "it smells burnt and the casing is cold", "if_fine": "no smell, the casing is warm"}},
-        {"id": "B2", "label": "Standby pump breaker tripped", "kind": "basic",
-         "check": {"instruction": "Look at the standby pump breaker in the panel",
-                   "if_faulty": "the breaker lever is in the tripped position", "if_fine": "the breaker is on"}},
-        {"id": "B3", "label": "Closed suction valve", "kind": "basic",
-         "check": {"instruction": "Look at the handle of the suction valve",
-                   "if_faulty": "the handle is across the pipe (closed)", "if_fine": "the handle is in line with the pipe (open)"}},
+        {
+            "id": "T",
+            "label": "No flow at the pump outlet",
+            "kind": "top",
+            "gate": "OR",
+            "children": ["E1", "B3"],
+            "description": "The pump is powered but delivers no flow.",
+            "check": {
+                "instruction": "Open the outlet valve and watch the flow meter",
+                "if_faulty": "the flow meter stays at zero",
+                "if_fine": "the flow meter shows normal flow",
+            },
+        },
+        {
+            "id": "E1",
+            "label": "Both feed pumps failed",
+            "kind": "intermediate",
+            "gate": "AND",
+            "children": ["B1", "B2"],
+            "description": "The duty and the standby pump are both down.",
+            "check": {
+                "instruction": "Look at the run lights of both feed pumps",
+                "if_faulty": "neither run light is on",
+                "if_fine": "at least one run light is on",
+            },
+        },
+        {
+            "id": "B1",
+            "label": "Duty pump motor burnt out",
+            "kind": "basic",
+            "check": {
+                "instruction": "Sniff near the duty pump motor and feel its casing",
+                "if_faulty": "it smells burnt and the casing is cold",
+                "if_fine": "no smell, the casing is warm",
+            },
+        },
+        {
+            "id": "B2",
+            "label": "Standby pump breaker tripped",
+            "kind": "basic",
+            "check": {
+                "instruction": "Look at the standby pump breaker in the panel",
+                "if_faulty": "the breaker lever is in the tripped position",
+                "if_fine": "the breaker is on",
+            },
+        },
+        {
+            "id": "B3",
+            "label": "Closed suction valve",
+            "kind": "basic",
+            "check": {
+                "instruction": "Look at the handle of the suction valve",
+                "if_faulty": "the handle is across the pipe (closed)",
+                "if_fine": "the handle is in line with the pipe (open)",
+            },
+        },
     ],
 }

@@ -30,18 +30,36 @@ VAGUE_FLIP = 0.15
 
 CRISP = ("{Obs}.", "I checked: {obs}.", "Okay, done. {Obs}.", "Right, {obs}.")
 REPEAT = ("Like I said before, {obs}.", "Same as last time: {obs}.")
-VAGUE_FAULTY = ("Hmm, hard to say. Maybe {obs}? I'm not sure.", "I think {obs}, but honestly I'm not certain.",
-                "It seems a bit off... kind of looks like {obs}, hard to say.", "Could be that {obs}. I couldn't see very well.")
-VAGUE_FINE = ("I think {obs}, more or less.", "Probably fine? {Obs}, I guess.",
-              "Seems okay to me, {obs}, though I'm no expert.", "Not sure, but {obs}, I think.")
-BLANK = ("Honestly, I can't tell. I don't really know what I'm looking for.", "I tried, but I couldn't make sense of it.",
-         "Sorry, I couldn't get a proper look, no idea.")
-ROLLBACK = ("Wait, I need to correct something. At turn {turn}, when you asked me to {instr}, I said {old}. {Excuse}; actually {new}.",
-            "Sorry, about turn {turn}: I told you {old} when I was asked to {instr}. {Excuse}. It is really like this: {new}.",
-            "Going back to what I said at turn {turn} ({instr}): I said {old}, but {excuse}. In fact {new}.")
-HISTORY_WORDS = re.compile(r"\b(when|start|started|happen|happened|before|history|recent|recently|change|changed|symptom|since|notice|else)\b", re.I)
-CONFUSED = ("I'm not sure what you mean. Tell me what to look at and I'll check it.",
-            "Sorry, I don't follow. What should I look at?")
+VAGUE_FAULTY = (
+    "Hmm, hard to say. Maybe {obs}? I'm not sure.",
+    "I think {obs}, but honestly I'm not certain.",
+    "It seems a bit off... kind of looks like {obs}, hard to say.",
+    "Could be that {obs}. I couldn't see very well.",
+)
+VAGUE_FINE = (
+    "I think {obs}, more or less.",
+    "Probably fine? {Obs}, I guess.",
+    "Seems okay to me, {obs}, though I'm no expert.",
+    "Not sure, but {obs}, I think.",
+)
+BLANK = (
+    "Honestly, I can't tell. I don't really know what I'm looking for.",
+    "I tried, but I couldn't make sense of it.",
+    "Sorry, I couldn't get a proper look, no idea.",
+)
+ROLLBACK = (
+    "Wait, I need to correct something. At turn {turn}, when you asked me to {instr}, I said {old}. {Excuse}; actually {new}.",
+    "Sorry, about turn {turn}: I told you {old} when I was asked to {instr}. {Excuse}. It is really like this: {new}.",
+    "Going back to what I said at turn {turn} ({instr}): I said {old}, but {excuse}. In fact {new}.",
+)
+HISTORY_WORDS = re.compile(
+    r"\b(when|start|started|happen|happened|before|history|recent|recently|change|changed|symptom|since|notice|else)\b",
+    re.I,
+)
+CONFUSED = (
+    "I'm not sure what you mean. Tell me what to look at and I'll check it.",
+    "Sorry, I don't follow. What should I look at?",
+)
 
 
 @dataclass
@@ -70,8 +88,17 @@ class SimState:
 
 
 class UserSimulator:
-    def __init__(self, tree: FaultTree, causes: frozenset[str], seed: int, *, vagueness: float = 0.3,
-                 error_rate: float = 0.1, rollback_distance: int = 8, rollback_prob: float = 0.8) -> None:
+    def __init__(
+        self,
+        tree: FaultTree,
+        causes: frozenset[str],
+        seed: int,
+        *,
+        vagueness: float = 0.3,
+        error_rate: float = 0.1,
+        rollback_distance: int = 8,
+        rollback_prob: float = 0.8,
+    ) -> None:
         for name, v in (("vagueness", vagueness), ("error_rate", error_rate), ("rollback_prob", rollback_prob)):
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {v}")
@@ -88,11 +115,13 @@ class UserSimulator:
     # --- snapshot ---------------------------------------------------------------------------
     def snapshot(self) -> SimState:
         import copy
+
         self.state.rng_state = self._rng.getstate()
         return copy.deepcopy(self.state)
 
     def restore(self, state: SimState) -> None:
         import copy
+
         self.state = copy.deepcopy(state)
         self._rng.setstate(self.state.rng_state)
 
@@ -159,7 +188,8 @@ class UserSimulator:
             new = node.check.if_faulty if right else node.check.if_fine
             excuse = self._rng.choice(self.domain.excuses)
             instr = node.check.instruction[:1].lower() + node.check.instruction[1:]
-            text = self._rng.choice(ROLLBACK).format(turn=st.first_turn[node_id], instr=instr, old=f'"{old}"', new=new,
-                                                     excuse=excuse, Excuse=cap(excuse))
+            text = self._rng.choice(ROLLBACK).format(
+                turn=st.first_turn[node_id], instr=instr, old=f'"{old}"', new=new, excuse=excuse, Excuse=cap(excuse)
+            )
             out.append(Utterance(turn, "rollback", text, node_id, right, "corrected", refers_to=st.first_turn[node_id]))
         return out

@@ -16,8 +16,13 @@ MAX_QUERY_CHARS = 500
 _FORM = re.compile(r"^(search|click)\s*\[(.*)\]$", re.IGNORECASE | re.DOTALL)
 # Unicode categories that have no business in an action: controls, format chars (zero-width,
 # bidi overrides), surrogates, private use, unassigned.
-_BAD_CATEGORIES = {"Cc": "a control character", "Cf": "an invisible formatting character", "Cs": "a lone surrogate",
-                   "Co": "a private-use character", "Cn": "an unassigned code point"}
+_BAD_CATEGORIES = {
+    "Cc": "a control character",
+    "Cf": "an invisible formatting character",
+    "Cs": "a lone surrogate",
+    "Co": "a private-use character",
+    "Cn": "an unassigned code point",
+}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ SPLITS: tuple[Split, ...] = ("train", "eval", "test")
 # WebShop's price bounds: a goal's bound is drawn from the first few of these above the price.
 PRICE_RANGE: tuple[float, ...] = tuple(10.0 * i for i in range(1, 100))
 
-_STOP = frozenset("a an the i im i'm am is are be to for of and or with that this it me my need want looking find".split())
+_STOP = frozenset(
+    "a an the i im i'm am is are be to for of and or with that this it me my need want looking find".split()
+)
 
 
 def price_upper_choices(price: float) -> list[float]:

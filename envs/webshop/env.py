@@ -39,7 +39,19 @@ log = logging.getLogger(__name__)
 
 MAX_OBS_CHARS = 200_000
 # words of a shopping task that name buying and paying, not the product: slot filling keeps them out of search[...]
-SLOT_STOPWORDS = ("buy", "cost", "costing", "costs", "dollar", "dollars", "price", "priced", "purchase", "shop", "shopping")
+SLOT_STOPWORDS = (
+    "buy",
+    "cost",
+    "costing",
+    "costs",
+    "dollar",
+    "dollars",
+    "price",
+    "priced",
+    "purchase",
+    "shop",
+    "shopping",
+)
 
 
 class WebShopConfig(BaseModel):
@@ -58,9 +70,14 @@ class WebShopConfig(BaseModel):
     search_backend: Backend | None = None
 
     def catalog_spec(self) -> CatalogSpec:
-        return CatalogSpec(num_products=self.num_products, catalog_seed=self.catalog_seed,
-                           catalog_path=self.catalog_path, attributes_path=self.attributes_path,
-                           human_goals_path=self.human_goals_path, search_backend=self.search_backend)
+        return CatalogSpec(
+            num_products=self.num_products,
+            catalog_seed=self.catalog_seed,
+            catalog_path=self.catalog_path,
+            attributes_path=self.attributes_path,
+            human_goals_path=self.human_goals_path,
+            search_backend=self.search_backend,
+        )
 
 
 @dataclass(frozen=True)
@@ -76,19 +93,40 @@ class WebShopEnv(gym.Env):
     # `envs.contract.CompactsObservations`: a text_rich page in fewer tokens (the PRM reads it so)
     compact_observation = staticmethod(compact_text_rich)
 
-    def __init__(self, *, num_products: int = 10_000, catalog_seed: int = 0, split: Split = "train",
-                 observation_mode: ObservationMode = "text", max_steps: int | None = None, catalog_path: str | Path | None = None,
-                 attributes_path: str | Path | None = None, human_goals_path: str | Path | None = None,
-                 search_backend: Backend | None = None, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        num_products: int = 10_000,
+        catalog_seed: int = 0,
+        split: Split = "train",
+        observation_mode: ObservationMode = "text",
+        max_steps: int | None = None,
+        catalog_path: str | Path | None = None,
+        attributes_path: str | Path | None = None,
+        human_goals_path: str | Path | None = None,
+        search_backend: Backend | None = None,
+        render_mode: str | None = None,
+    ) -> None:
         """`max_steps` is deprecated (kept so direct constructions keep their cut-off): step limits
         belong to `TimeLimit`, i.e. `gymnasium.make("agentsim/WebShop-v0", max_episode_steps=N)`."""
         if max_steps is not None:
-            warnings.warn("WebShopEnv(max_steps=) is deprecated; use gymnasium.make(..., max_episode_steps=) "
-                          "or gymnasium.wrappers.TimeLimit", DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                "WebShopEnv(max_steps=) is deprecated; use gymnasium.make(..., max_episode_steps=) "
+                "or gymnasium.wrappers.TimeLimit",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         self.config = WebShopConfig(
-            num_products=num_products, catalog_seed=catalog_seed, split=split, observation_mode=observation_mode,
-            max_steps=max_steps, catalog_path=catalog_path, attributes_path=attributes_path,
-            human_goals_path=human_goals_path, search_backend=search_backend)
+            num_products=num_products,
+            catalog_seed=catalog_seed,
+            split=split,
+            observation_mode=observation_mode,
+            max_steps=max_steps,
+            catalog_path=catalog_path,
+            attributes_path=attributes_path,
+            human_goals_path=human_goals_path,
+            search_backend=search_backend,
+        )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
@@ -158,8 +196,9 @@ class WebShopEnv(gym.Env):
         self._add_outcome(info)
         return self._refused(episode_over_message("the item was bought"), info, terminated=True, truncated=False)
 
-    def _refused(self, message: str, info: dict[str, Any], *, terminated: bool,
-                 truncated: bool) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def _refused(
+        self, message: str, info: dict[str, Any], *, terminated: bool, truncated: bool
+    ) -> tuple[str, float, bool, bool, dict[str, Any]]:
         info["error"] = message
         return message + "\n\n" + self._observe(), 0.0, terminated, truncated, info
 

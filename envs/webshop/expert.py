@@ -44,8 +44,9 @@ def pick_best(results: tuple[int, ...], goal: Goal, catalog: Catalog) -> int | N
     return best_rank
 
 
-def expert_action(state: ShopState, goal: Goal, catalog: Catalog,
-                  memo: dict[tuple[int, ...], int | None] | None = None) -> str:
+def expert_action(
+    state: ShopState, goal: Goal, catalog: Catalog, memo: dict[tuple[int, ...], int | None] | None = None
+) -> str:
     """The expert's next action; `memo` (results -> best rank) saves rescoring within an episode."""
     search = f"search[{' '.join([goal.keywords, *goal.goal_options.values()])}]"
     if state.page is Page.SEARCH:

@@ -83,14 +83,30 @@ def _product(raw: dict, attributes: dict[str, dict]) -> Product:
     bullets = raw.get("small_description") or []
     bullets = [bullets] if isinstance(bullets, str) else list(bullets)
     pricing = parse_pricing(raw.get("pricing"))
-    reviews = tuple(Review(str(r.get("title", "")), str(r.get("body", r.get("review", ""))),
-                           int(r.get("score", r.get("stars", 0)) or 0)) for r in raw.get("Reviews", []) or [])
+    reviews = tuple(
+        Review(
+            str(r.get("title", "")),
+            str(r.get("body", r.get("review", ""))),
+            int(r.get("score", r.get("stars", 0)) or 0),
+        )
+        for r in raw.get("Reviews", []) or []
+    )
     attrs = attributes.get(asin, {}).get("attributes") or ["DUMMY_ATTR"]
-    return Product(asin=asin, name=raw.get("name", ""), category=raw.get("category", ""),
-                   query=str(raw.get("query", "")).lower().strip(), product_category=raw.get("product_category", ""),
-                   description=raw.get("full_description", "") or "", bullets=tuple(str(b) for b in bullets),
-                   attributes=tuple(attrs), options=parse_options(raw.get("customization_options")),
-                   pricing=pricing, price=_price(asin, pricing), rating=None, reviews=reviews)
+    return Product(
+        asin=asin,
+        name=raw.get("name", ""),
+        category=raw.get("category", ""),
+        query=str(raw.get("query", "")).lower().strip(),
+        product_category=raw.get("product_category", ""),
+        description=raw.get("full_description", "") or "",
+        bullets=tuple(str(b) for b in bullets),
+        attributes=tuple(attrs),
+        options=parse_options(raw.get("customization_options")),
+        pricing=pricing,
+        price=_price(asin, pricing),
+        rating=None,
+        reviews=reviews,
+    )
 
 
 class RecordCatalog(Catalog):
@@ -130,9 +146,18 @@ def _price_bound(rng: random.Random, price: float) -> tuple[float, str]:
 
 
 def _goal(p: Product, instruction: str, attrs: list[str], options: dict[str, str], upper: float, base: str) -> Goal:
-    return Goal(asin=p.asin, instruction=instruction, name=p.name, query=p.query,
-                product_category=p.product_category, category=p.category, attributes=tuple(attrs),
-                goal_options=options, price_upper=upper, keywords=keywords_from_instruction(base))
+    return Goal(
+        asin=p.asin,
+        instruction=instruction,
+        name=p.name,
+        query=p.query,
+        product_category=p.product_category,
+        category=p.category,
+        attributes=tuple(attrs),
+        goal_options=options,
+        price_upper=upper,
+        keywords=keywords_from_instruction(base),
+    )
 
 
 def human_goals(products: list[Product], human: dict[str, list[dict]], rng: random.Random) -> list[Goal]:
@@ -144,7 +169,11 @@ def human_goals(products: list[Product], human: dict[str, list[dict]], rng: rand
                 continue
             upper, price_text = _price_bound(rng, p.price)
             raw_opts = ins.get("instruction_options") or []
-            options = dict(raw_opts) if isinstance(raw_opts, dict) else {f"option {k + 1}": str(v) for k, v in enumerate(raw_opts)}
+            options = (
+                dict(raw_opts)
+                if isinstance(raw_opts, dict)
+                else {f"option {k + 1}": str(v) for k, v in enumerate(raw_opts)}
+            )
             text = ins["instruction"].strip(".")
             goals.append(_goal(p, text + price_text, attrs, options, upper, text))
     return goals
@@ -167,8 +196,9 @@ def synthetic_goals(products: list[Product], attributes: dict[str, dict], rng: r
     return goals
 
 
-def load_original(items_path: str | Path, attributes_path: str | Path | None = None,
-                  human_goals_path: str | Path | None = None) -> RecordCatalog:
+def load_original(
+    items_path: str | Path, attributes_path: str | Path | None = None, human_goals_path: str | Path | None = None
+) -> RecordCatalog:
     items_path = Path(items_path)
     attributes_path = Path(attributes_path) if attributes_path else None
     human_goals_path = Path(human_goals_path) if human_goals_path else None

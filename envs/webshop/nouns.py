@@ -39,7 +39,8 @@ import re
 from functools import lru_cache
 
 # Articles, prepositions, conjunctions, pronouns, auxiliaries, particles and degree words.
-CLOSED_CLASS = frozenset("""
+CLOSED_CLASS = frozenset(
+    """
 a an the this that these those each every all any both either neither some such no nor not
 and or but & + yet so than as if because while though although whether
 of in on at to by for from with without within into onto upon over under about above below across after
@@ -51,24 +52,30 @@ is are was were be been being am do does did has have had will would can could s
 n't
 very too also just only even still more most less least much many few fewer quite rather really
 here there then now
-""".split())
+""".split()
+)
 
-NUMBER_WORDS = frozenset("""
+NUMBER_WORDS = frozenset(
+    """
 zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
 seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
 million billion dozen
-""".split())
+""".split()
+)
 
 # All-caps closed-class spellings that are acronyms in titles ("8 US", "IT Services").
 ACRONYMS = frozenset({"US", "IT"})
 
 # Irregular past participles (regular ones are caught by the -ed rule).
-IRREGULAR_PARTICIPLES = frozenset("""
+IRREGULAR_PARTICIPLES = frozenset(
+    """
 made sold grown woven worn known shown drawn torn sewn spun
-""".split())
+""".split()
+)
 
 # Adjectives as they appear in lower case (a capitalised adjective in a title is PROPN to spaCy).
-ADJECTIVES = frozenset("""
+ADJECTIVES = frozenset(
+    """
 new best better great good perfect ideal high higher low lower long short big bigger small large little mini tiny
 huge extra super ultra soft hard heavy light lightweight thin thick slim wide narrow deep shallow tall full half
 double single triple easy quick fast slow hot cold warm cool dry wet clean fresh natural organic pure real
@@ -81,15 +88,18 @@ formal dark bright clear matte glossy shiny silky smooth rough sweet salty spicy
 crispy raw whole instant unisex stainless latest healthy gentle sensitive eco
 black white red blue green yellow orange purple pink brown grey gray beige ivory navy teal coral khaki gold
 silver burgundy charcoal mustard maroon lavender violet turquoise cyan magenta tan
-""".split())
+""".split()
+)
 
 # Words the suffix rules would mis-class as adjectives or participles.
-NOUN_LEXICON = frozenset("""
+NOUN_LEXICON = frozenset(
+    """
 bed shed seed need speed feed reed weed tweed sled steed daybed sofabed waterbed airbed flowerbed seabed
 olive five hive drive archive
 table cable bible vegetable
 jelly belly family assembly supply butterfly dragonfly lily holly rally bully
-""".split())
+""".split()
+)
 
 _ADJ_SUFFIX = re.compile(r"(ous|ful|ive|able|ible|less|ish)$")
 _ADV_STEM_SUFFIX = re.compile(r"(ful|al|ous|ive|ent|ant|ic|ish|less|ed|ing|ar|ate|ile|ine|ial)$")
@@ -98,7 +108,7 @@ _ADV_STEM_SUFFIX = re.compile(r"(ful|al|ous|ive|ent|ant|ic|ish|less|ed|ing|ar|at
 _PREFIX = re.compile(r"^[(\[{\"'“‘«<*#$£€~|]+")
 _SUFFIX = re.compile(r"(?:[)\]}\"'”’»>,;:!?%.…|*]|['’][sS])+$")
 _INFIX = re.compile(r"(?<=[^\W_])[-/,–—](?=[^\W\d_])")
-_UNITS = ("km|cm|mm|dm|m|yd|in|ft|kg|mg|g|lb|oz|mph|MB|mb|KB|kb|GB|gb|TB|tb|T|G|M|K")
+_UNITS = "km|cm|mm|dm|m|yd|in|ft|kg|mg|g|lb|oz|mph|MB|mb|KB|kb|GB|gb|TB|tb|T|G|M|K"
 _UNIT_SPLIT = re.compile(rf"^(\d+(?:[.,]\d+)*(?:x\d+(?:[.,]\d+)*)*)({_UNITS})$")
 _NUMBERLIKE = re.compile(r"^[\d.,/:]+(?:[xX][\d.,/]+)*$|^\d+(?:st|nd|rd|th|ST|ND|RD|TH)$|^\d+[a-z]$")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
@@ -194,5 +204,8 @@ def nouns(title: str) -> tuple[str, ...]:
     """Lower-case noun tokens of a title, in order, duplicates kept (WebShop counts them)."""
     toks = _tokens(title)
     n = len(toks)
-    return tuple(t.lower() for i, t in enumerate(toks)
-                 if t is not _BREAK and is_noun(t, toks[i - 1] if i else "", toks[i + 1] if i + 1 < n else ""))
+    return tuple(
+        t.lower()
+        for i, t in enumerate(toks)
+        if t is not _BREAK and is_noun(t, toks[i - 1] if i else "", toks[i + 1] if i + 1 < n else "")
+    )

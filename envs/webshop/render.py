@@ -49,8 +49,7 @@ def parts(view: View) -> list[Part]:
     if s.page is Page.SEARCH:
         return [("text", "WebShop"), *head, ("button", "Search")]
     if s.page is Page.RESULTS:
-        out = [*head, ("button", "Back to Search"),
-               ("text", f"Page {s.page_num} (Total results: {len(s.results)})")]
+        out = [*head, ("button", "Back to Search"), ("text", f"Page {s.page_num} (Total results: {len(s.results)})")]
         if s.page_num > 1:
             out.append(("button", "< Prev"))
         if s.page_num < s.n_pages:
@@ -73,12 +72,21 @@ def parts(view: View) -> list[Part]:
         out += [("button", d.capitalize()) for d in DETAILS] + [("button", "Buy Now")]
         return out
     if s.page is Page.DETAIL:
-        return [*head, ("button", "Back to Search"), ("button", "< Prev"),
-                *[("text", line) for line in _detail_lines(view)]]
+        return [
+            *head,
+            ("button", "Back to Search"),
+            ("button", "< Prev"),
+            *[("text", line) for line in _detail_lines(view)],
+        ]
     p = cat.product(s.item)
     b = view.breakdown
-    out = [("text", "Thank you for shopping with us!"), ("text", "Purchased"), ("title", p.name),
-           ("text", "Options"), ("text", ", ".join(f"{k}: {v}" for k, v in s.chosen) or "none")]
+    out = [
+        ("text", "Thank you for shopping with us!"),
+        ("text", "Purchased"),
+        ("title", p.name),
+        ("text", "Options"),
+        ("text", ", ".join(f"{k}: {v}" for k, v in s.chosen) or "none"),
+    ]
     if b is not None:
         out += [("text", "Your score (min 0.0, max 1.0)"), ("text", f"{b.reward:.4f}")]
     return out
@@ -114,30 +122,47 @@ def render_html(view: View, *, form_action: str = "", include_instruction: bool 
         if kind in ("button", "chosen"):
             cls = "btn chosen" if kind == "chosen" else "btn"
             if label == "Search":
-                body.append('<input type="text" name="query" id="search-input" placeholder="Search products" '
-                            'maxlength="500" autofocus>')
-            body.append(f'<button type="submit" class="{cls}" name="action" value="{e(_action_for(label))}">'
-                        f"{e(label)}</button>")
+                body.append(
+                    '<input type="text" name="query" id="search-input" placeholder="Search products" '
+                    'maxlength="500" autofocus>'
+                )
+            body.append(
+                f'<button type="submit" class="{cls}" name="action" value="{e(_action_for(label))}">{e(label)}</button>'
+            )
         elif kind == "title":
             body.append(f'<h3 class="title">{e(label)}</h3>')
         else:
             body.append(f"<p>{e(label)}</p>")
     if view.breakdown is not None:
         body.append(breakdown_html(view.breakdown))
-    return (f'<form method="post" action="{e(form_action)}" class="shop-page page-{view.state.page.value}">'
-            + "\n".join(body) + "</form>")
+    return (
+        f'<form method="post" action="{e(form_action)}" class="shop-page page-{view.state.page.value}">'
+        + "\n".join(body)
+        + "</form>"
+    )
 
 
 def breakdown_html(b: RewardBreakdown) -> str:
     e = _html.escape
-    rows = [("reward", f'<span id="reward">{b.reward:.4f}</span>'),
-            ("type factor", f"{b.r_type} (query match {b.query_match}, category match {b.category_match}, "
-                            f"title noun overlap {b.title_score:.2f})"),
-            ("attributes", f"{b.num_attr_matches}/{b.n_attr}: "
-                           + ", ".join(f"{e(k)} {'✔' if v else '✘'}" for k, v in b.attribute_hits.items())),
-            ("options", f"{b.num_option_matches}/{b.n_opt}: "
-                        + (", ".join(f"{e(k)} {'✔' if v else '✘'}" for k, v in b.option_hits.items()) or "none asked")),
-            ("price", f"${b.price:.2f} {'≤' if b.r_price else '>'} ${b.price_upper:.2f}")]
+    rows = [
+        ("reward", f'<span id="reward">{b.reward:.4f}</span>'),
+        (
+            "type factor",
+            f"{b.r_type} (query match {b.query_match}, category match {b.category_match}, "
+            f"title noun overlap {b.title_score:.2f})",
+        ),
+        (
+            "attributes",
+            f"{b.num_attr_matches}/{b.n_attr}: "
+            + ", ".join(f"{e(k)} {'✔' if v else '✘'}" for k, v in b.attribute_hits.items()),
+        ),
+        (
+            "options",
+            f"{b.num_option_matches}/{b.n_opt}: "
+            + (", ".join(f"{e(k)} {'✔' if v else '✘'}" for k, v in b.option_hits.items()) or "none asked"),
+        ),
+        ("price", f"${b.price:.2f} {'≤' if b.r_price else '>'} ${b.price_upper:.2f}"),
+    ]
     cells = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
     return f'<table class="breakdown" id="breakdown">{cells}</table>'
 
@@ -163,5 +188,17 @@ def render(view: View, mode: ObservationMode) -> str:
     return render_html(view)
 
 
-__all__ = ["MODES", "ObservationMode", "View", "render", "render_html", "breakdown_html", "parts", "compact_text_rich",
-           "BACK_TO_SEARCH", "BUY_NOW", "NEXT", "PREV"]
+__all__ = [
+    "MODES",
+    "ObservationMode",
+    "View",
+    "render",
+    "render_html",
+    "breakdown_html",
+    "parts",
+    "compact_text_rich",
+    "BACK_TO_SEARCH",
+    "BUY_NOW",
+    "NEXT",
+    "PREV",
+]

@@ -29,12 +29,16 @@ FUZZ_THRESHOLD = 85
 
 # Colour words; an option value containing one is reduced to the first (alphabetically) it
 # contains, as WebShop's normalize_color does with its colour list ("navy blue" -> "blue").
-COLOR_SET: tuple[str, ...] = tuple(sorted("""
+COLOR_SET: tuple[str, ...] = tuple(
+    sorted(
+        """
 alabaster apricot aqua beige black blue blush bronze brown burgundy camel caramel champagne charcoal chocolate
 copper coral cream denim espresso fuchsia gold gray green grey ivory khaki lavender lilac lime magenta maroon
 mauve mint mocha multicolor mustard natural navy nude olive orange peach pink plum purple red rose ruby rust
 sage sand silver taupe teal turquoise violet white yellow
-""".split()))
+""".split()
+    )
+)
 
 
 def normalize_color(value: str) -> str:
@@ -121,8 +125,10 @@ def attribute_hits(product: Product, goal: Goal) -> dict[str, bool]:
 
 def option_hits(chosen: dict[str, str], goal: Goal) -> dict[str, bool]:
     picked = [normalize_color(v) for v in chosen.values()]
-    return {name: any(fuzzy(p, normalize_color(g)) > FUZZ_THRESHOLD for p in picked)
-            for name, g in goal.goal_options.items()}
+    return {
+        name: any(fuzzy(p, normalize_color(g)) > FUZZ_THRESHOLD for p in picked)
+        for name, g in goal.goal_options.items()
+    }
 
 
 def compute_reward(product: Product, goal: Goal, chosen: dict[str, str], price: float | None = None) -> RewardBreakdown:
@@ -136,7 +142,20 @@ def compute_reward(product: Product, goal: Goal, chosen: dict[str, str], price: 
     r_price = price <= goal.price_upper
     total = (na + no + int(r_price)) / (n_attr + n_opt + 1) * t.r_type
     return RewardBreakdown(
-        reward=total, r_type=t.r_type, query_match=t.query_match, category_match=t.category_match,
-        title_score=t.title_score, r_att=na / n_attr if n_attr else 0.0, num_attr_matches=na, n_attr=n_attr,
-        r_option=no / n_opt if n_opt else None, num_option_matches=no, n_opt=n_opt, r_price=r_price, price=price,
-        price_upper=goal.price_upper, attribute_hits=a_hits, option_hits=o_hits)
+        reward=total,
+        r_type=t.r_type,
+        query_match=t.query_match,
+        category_match=t.category_match,
+        title_score=t.title_score,
+        r_att=na / n_attr if n_attr else 0.0,
+        num_attr_matches=na,
+        n_attr=n_attr,
+        r_option=no / n_opt if n_opt else None,
+        num_option_matches=no,
+        n_opt=n_opt,
+        r_price=r_price,
+        price=price,
+        price_upper=goal.price_upper,
+        attribute_hits=a_hits,
+        option_hits=o_hits,
+    )

@@ -105,7 +105,9 @@ def transition(state: ShopState, action: Parsed, catalog: Catalog, index: Search
         return Transition(state, "the episode is over (the item was bought); call reset() to shop again")
     if action.kind == "search":
         if not has_search_bar(state):
-            return Transition(state, f"there is no search bar on the {state.page.value} page; click[{BACK_TO_SEARCH}] first")
+            return Transition(
+                state, f"there is no search bar on the {state.page.value} page; click[{BACK_TO_SEARCH}] first"
+            )
         results = tuple(index.search(action.arg))
         return Transition(ShopState(page=Page.RESULTS, query=action.arg, results=results))
     targets = clickables(state, catalog)

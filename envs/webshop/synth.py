@@ -38,10 +38,14 @@ _B36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 # --- code tables built once from the vocabulary -------------------------------------------
 LEAVES = vocab.LEAVES
-ATTRS: tuple[str, ...] = tuple(dict.fromkeys(
-    a for leaf in LEAVES for a in (*leaf.attributes, *vocab.CATEGORY_ATTRIBUTES[leaf.category])))
+ATTRS: tuple[str, ...] = tuple(
+    dict.fromkeys(a for leaf in LEAVES for a in (*leaf.attributes, *vocab.CATEGORY_ATTRIBUTES[leaf.category]))
+)
 _ATTR_ID = {a: i for i, a in enumerate(ATTRS)}
-_POOLS = [[_ATTR_ID[a] for a in dict.fromkeys((*leaf.attributes, *vocab.CATEGORY_ATTRIBUTES[leaf.category]))] for leaf in LEAVES]
+_POOLS = [
+    [_ATTR_ID[a] for a in dict.fromkeys((*leaf.attributes, *vocab.CATEGORY_ATTRIBUTES[leaf.category]))]
+    for leaf in LEAVES
+]
 _POOL_W = max(len(p) for p in _POOLS)
 POOL = np.full((len(LEAVES), _POOL_W), -1, dtype=np.int16)
 POOL_LEAF_N = np.array([len(leaf.attributes) for leaf in LEAVES])
@@ -79,8 +83,20 @@ def _cap(s: str) -> str:
 
 
 # --- generation ---------------------------------------------------------------------------
-COLUMNS = ("leaf", "noun", "brand", "adj", "material", "variant", "attrs", "opt_mask", "price_lo", "price_hi",
-           "rating", "n_reviews")
+COLUMNS = (
+    "leaf",
+    "noun",
+    "brand",
+    "adj",
+    "material",
+    "variant",
+    "attrs",
+    "opt_mask",
+    "price_lo",
+    "price_hi",
+    "rating",
+    "n_reviews",
+)
 
 
 def _generate_chunk(seed: int, chunk: int, n: int) -> dict[str, np.ndarray]:
@@ -127,14 +143,26 @@ def _generate_chunk(seed: int, chunk: int, n: int) -> dict[str, np.ndarray]:
     price_hi = np.where(is_range, (price_lo * rng.uniform(1.1, 1.8, n)).round(2), price_lo)
     rating = rng.integers(25, 51, n).astype(np.uint8)
     n_reviews = np.minimum(rng.geometric(0.02, n), 60000).astype(np.uint16)
-    return dict(leaf=leaf, noun=noun, brand=brand, adj=adj, material=material, variant=variant, attrs=attrs,
-                opt_mask=opt_mask, price_lo=price_lo.astype(np.float32), price_hi=price_hi.astype(np.float32),
-                rating=rating, n_reviews=n_reviews)
+    return dict(
+        leaf=leaf,
+        noun=noun,
+        brand=brand,
+        adj=adj,
+        material=material,
+        variant=variant,
+        attrs=attrs,
+        opt_mask=opt_mask,
+        price_lo=price_lo.astype(np.float32),
+        price_hi=price_hi.astype(np.float32),
+        rating=rating,
+        n_reviews=n_reviews,
+    )
 
 
 def generate_codes(num_products: int, seed: int) -> dict[str, np.ndarray]:
-    parts = [_generate_chunk(seed, c, min(CHUNK, num_products - c * CHUNK))
-             for c in range(math.ceil(num_products / CHUNK))]
+    parts = [
+        _generate_chunk(seed, c, min(CHUNK, num_products - c * CHUNK)) for c in range(math.ceil(num_products / CHUNK))
+    ]
     return {k: np.concatenate([p[k] for p in parts]) for k in COLUMNS}
 
 
@@ -151,15 +179,35 @@ class SplitShares:
     test: float = 0.05
 
 
-_INSTR_PREFIX = ("i need", "i'm looking for", "find me", "i want to buy", "can you help me find", "please get me",
-                 "i would like", "search for", "show me", "i am shopping for")
-_PRICE_FORMS = (", and price lower than {p:.2f} dollars", ", under {p:.0f} dollars", ", costing less than ${p:.2f}",
-                " for under ${p:.0f}", ", and the price should be below {p:.2f} dollars")
+_INSTR_PREFIX = (
+    "i need",
+    "i'm looking for",
+    "find me",
+    "i want to buy",
+    "can you help me find",
+    "please get me",
+    "i would like",
+    "search for",
+    "show me",
+    "i am shopping for",
+)
+_PRICE_FORMS = (
+    ", and price lower than {p:.2f} dollars",
+    ", under {p:.0f} dollars",
+    ", costing less than ${p:.2f}",
+    " for under ${p:.0f}",
+    ", and the price should be below {p:.2f} dollars",
+)
 
 
 class SyntheticCatalog(Catalog):
-    def __init__(self, num_products: int = 10_000, seed: int = 0, shares: SplitShares = SplitShares(),
-                 codes: dict[str, np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        num_products: int = 10_000,
+        seed: int = 0,
+        shares: SplitShares = SplitShares(),
+        codes: dict[str, np.ndarray] | None = None,
+    ) -> None:
         self.num_products = int(num_products)
         self.seed = int(seed)
         self.hash = synthetic_hash(self.num_products, self.seed)
@@ -245,13 +293,23 @@ class SyntheticCatalog(Catalog):
             3: f"{brand} {_cap(mat)} {_cap(noun)} ({model}) - {_cap(a1)}",
         }[int(c["variant"][i])]
         title = " ".join(title.replace(", ,", ",").split())
-        fill = dict(noun=noun, brand=brand, attr=a1, attr2=a2, material=mat or "quality materials", adj=adj,
-                    leaf=lf.path[-1].lower())
+        fill = dict(
+            noun=noun,
+            brand=brand,
+            attr=a1,
+            attr2=a2,
+            material=mat or "quality materials",
+            adj=adj,
+            leaf=lf.path[-1].lower(),
+        )
         d = vocab.DESCRIPTION_TEMPLATES
         picks = [d[(h >> (20 + 3 * k)) % len(d)] for k in range(3)]
         description = " ".join(dict.fromkeys(t.format(**fill) for t in picks))
-        bullets = [f"{a.upper()}: " + vocab.ATTR_SENTENCES[(h >> (30 + j)) % len(vocab.ATTR_SENTENCES)].format(noun=noun, attr=a)
-                   for j, a in enumerate(attrs)]
+        bullets = [
+            f"{a.upper()}: "
+            + vocab.ATTR_SENTENCES[(h >> (30 + j)) % len(vocab.ATTR_SENTENCES)].format(noun=noun, attr=a)
+            for j, a in enumerate(attrs)
+        ]
         bullets += [t.format(**fill) for t in vocab.BULLET_TEMPLATES[1:]]
         lo, hi = float(c["price_lo"][i]), float(c["price_hi"][i])
         lo, hi = round(lo, 2), round(hi, 2)
@@ -262,12 +320,28 @@ class SyntheticCatalog(Catalog):
         for r in range(min(int(c["n_reviews"][i]), (h >> 40) % 4)):
             t_title, t_body = vocab.REVIEW_TEMPLATES[(h >> (44 + 3 * r)) % len(vocab.REVIEW_TEMPLATES)]
             opt = next(iter(options), "quality")
-            reviews.append(Review(t_title, t_body.format(noun=noun, brand=brand, attr_cap=a1.capitalize(), option=opt),
-                                  score=5 - (r + (h >> 50)) % 3 if not t_title.startswith("Disap") else 1))
-        return Product(asin=self.asin(i), name=title, category=lf.category, query=lf.query,
-                       product_category=BREADCRUMBS[c["leaf"][i]], description=description, bullets=tuple(bullets),
-                       attributes=attrs, options=options, pricing=pricing, price=price,
-                       rating=int(c["rating"][i]) / 10, reviews=tuple(reviews))
+            reviews.append(
+                Review(
+                    t_title,
+                    t_body.format(noun=noun, brand=brand, attr_cap=a1.capitalize(), option=opt),
+                    score=5 - (r + (h >> 50)) % 3 if not t_title.startswith("Disap") else 1,
+                )
+            )
+        return Product(
+            asin=self.asin(i),
+            name=title,
+            category=lf.category,
+            query=lf.query,
+            product_category=BREADCRUMBS[c["leaf"][i]],
+            description=description,
+            bullets=tuple(bullets),
+            attributes=attrs,
+            options=options,
+            pricing=pricing,
+            price=price,
+            rating=int(c["rating"][i]) / 10,
+            reviews=tuple(reviews),
+        )
 
     # goals -------------------------------------------------------------------------------
     def goals(self, split: Split) -> Sequence[Goal]:
@@ -290,12 +364,23 @@ class SyntheticCatalog(Catalog):
         else:
             price_upper = 1_000_000.0
         instruction = self._wording(rng, noun, attrs, goal_options, price_upper)
-        return Goal(asin=p.asin, instruction=instruction, name=p.name, query=p.query,
-                    product_category=p.product_category, category=p.category, attributes=attrs,
-                    goal_options=goal_options, price_upper=price_upper, keywords=" ".join([noun, *attrs]))
+        return Goal(
+            asin=p.asin,
+            instruction=instruction,
+            name=p.name,
+            query=p.query,
+            product_category=p.product_category,
+            category=p.category,
+            attributes=attrs,
+            goal_options=goal_options,
+            price_upper=price_upper,
+            keywords=" ".join([noun, *attrs]),
+        )
 
     @staticmethod
-    def _wording(rng: np.random.Generator, noun: str, attrs: tuple[str, ...], opts: dict[str, str], price: float) -> str:
+    def _wording(
+        rng: np.random.Generator, noun: str, attrs: tuple[str, ...], opts: dict[str, str], price: float
+    ) -> str:
         prefix = _INSTR_PREFIX[int(rng.integers(len(_INSTR_PREFIX)))]
         form = int(rng.integers(3))
         if form == 2 and " with " in noun:

@@ -37,9 +37,11 @@ table.breakdown{border-collapse:collapse;margin-top:1rem} table.breakdown th,tab
 
 
 def _page(title: str, body: str) -> HTMLResponse:
-    return HTMLResponse(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-                        f"<style>{CSS}</style></head><body><header><b>WebShop</b> · <a href='/'>pick a goal</a></header>"
-                        f"{body}</body></html>")
+    return HTMLResponse(
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{CSS}</style></head><body><header><b>WebShop</b> · <a href='/'>pick a goal</a></header>"
+        f"{body}</body></html>"
+    )
 
 
 class Sessions:
@@ -89,11 +91,14 @@ def create_app(**env_kwargs: Any) -> FastAPI:
             f"<input type='hidden' name='split' value='{split}'><input type='hidden' name='goal_index' value='{i}'>"
             f"<button class='btn pick-goal' type='submit' id='goal-{i}'>Shop</button></form> #{i}: "
             f"{html.escape(goals[i].instruction)}</li>"
-            for i in range(start, min(len(goals), start + 20)))
+            for i in range(start, min(len(goals), start + 20))
+        )
         tabs = " · ".join(f"<a href='/?split={s}'>{s}</a>" for s in ("train", "eval", "test"))
         nav = f"<a href='/?split={split}&start={start + 20}'>more goals</a>"
-        return _page("WebShop — pick a goal", f"<h2>Pick a goal ({split}, {len(goals)} goals)</h2><p>{tabs}</p>"
-                                              f"<ol class='goal-list'>{items}</ol>{nav}")
+        return _page(
+            "WebShop — pick a goal",
+            f"<h2>Pick a goal ({split}, {len(goals)} goals)</h2><p>{tabs}</p><ol class='goal-list'>{items}</ol>{nav}",
+        )
 
     @app.post("/start")
     async def start(request: Request) -> RedirectResponse:
@@ -116,8 +121,10 @@ def create_app(**env_kwargs: Any) -> FastAPI:
         status = f"step {env.snapshot().steps} of {env.config.max_steps}"
         if meta.get("truncated"):
             status += " — step limit reached"
-        parts = [f"<p class='instruction' id='instruction'><b>Instruction:</b> {html.escape(env.goal.instruction)}</p>",
-                 f"<p id='status'>{status}</p>"]
+        parts = [
+            f"<p class='instruction' id='instruction'><b>Instruction:</b> {html.escape(env.goal.instruction)}</p>",
+            f"<p id='status'>{status}</p>",
+        ]
         if error:
             parts.append(f"<p class='error' id='error'>{html.escape(error)}</p>")
         parts.append(render_html(env.view(), form_action=f"/s/{sid}/act", include_instruction=False))
@@ -152,8 +159,13 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     import uvicorn
 
-    app = create_app(num_products=args.num_products, catalog_seed=args.catalog_seed, catalog_path=args.catalog_path,
-                     attributes_path=args.attributes_path, human_goals_path=args.human_goals_path)
+    app = create_app(
+        num_products=args.num_products,
+        catalog_seed=args.catalog_seed,
+        catalog_path=args.catalog_path,
+        attributes_path=args.attributes_path,
+        human_goals_path=args.human_goals_path,
+    )
     log.info("WebShop at http://%s:%d/", args.host, args.port)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 

@@ -61,8 +61,17 @@ def score_nodes(scorer: PRMScorer, nodes: list[Node]) -> None:
         n.score = float(s)
 
 
-def best_of_n(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer | None, *, n: int, seed: int, max_steps: int,
-              options: dict[str, Any] | None = None, reset_seed: int | None = None) -> SearchResult:
+def best_of_n(
+    env: gym.Env,
+    sampler: ActionSampler,
+    scorer: PRMScorer | None,
+    *,
+    n: int,
+    seed: int,
+    max_steps: int,
+    options: dict[str, Any] | None = None,
+    reset_seed: int | None = None,
+) -> SearchResult:
     """Roll out N whole trajectories and keep the one the PRM promises most (without a PRM: a random one)."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
@@ -78,12 +87,23 @@ def best_of_n(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer | None, *,
         best = max(pool, key=lambda x: x.score)  # first of the ties
     else:
         best = random.Random(seed).choice(pool)
-    return SearchResult(best, finals, samples=steps, env_steps=steps, scored=n if scorer else 0,
-                        meta={"strategy": "best_of_n", "n": n})
+    return SearchResult(
+        best, finals, samples=steps, env_steps=steps, scored=n if scorer else 0, meta={"strategy": "best_of_n", "n": n}
+    )
 
 
-def beam_search(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer, *, n: int, m: int, seed: int, max_steps: int,
-                options: dict[str, Any] | None = None, reset_seed: int | None = None) -> SearchResult:
+def beam_search(
+    env: gym.Env,
+    sampler: ActionSampler,
+    scorer: PRMScorer,
+    *,
+    n: int,
+    m: int,
+    seed: int,
+    max_steps: int,
+    options: dict[str, Any] | None = None,
+    reset_seed: int | None = None,
+) -> SearchResult:
     """Step-level beam search @N x M guided by the PRM's promise of each child's last step."""
     if n < 1 or m < 1:
         raise ValueError(f"beam search needs n >= 1 and m >= 1, got n={n}, m={m}")
@@ -113,13 +133,25 @@ def beam_search(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer, *, n: i
             (finished if children[i].done else beams).append(children[i])
         depth += 1
     best = max(ended(finished), key=lambda x: x.score)
-    return SearchResult(best, finished, samples=samples, env_steps=env_steps, scored=scored,
-                        meta={"strategy": "beam", "n": n, "m": m})
+    return SearchResult(
+        best, finished, samples=samples, env_steps=env_steps, scored=scored, meta={"strategy": "beam", "n": n, "m": m}
+    )
 
 
-def rerank(env: gym.Env, sampler: ActionSampler, scorer: PRMScorer, *, m: int, seed: int, max_steps: int,
-           options: dict[str, Any] | None = None, reset_seed: int | None = None) -> SearchResult:
+def rerank(
+    env: gym.Env,
+    sampler: ActionSampler,
+    scorer: PRMScorer,
+    *,
+    m: int,
+    seed: int,
+    max_steps: int,
+    options: dict[str, Any] | None = None,
+    reset_seed: int | None = None,
+) -> SearchResult:
     """At every step draw M actions and take the one the PRM promises most."""
-    res = beam_search(env, sampler, scorer, n=1, m=m, seed=seed, max_steps=max_steps, options=options, reset_seed=reset_seed)
+    res = beam_search(
+        env, sampler, scorer, n=1, m=m, seed=seed, max_steps=max_steps, options=options, reset_seed=reset_seed
+    )
     res.meta = {"strategy": "rerank", "m": m}
     return res

@@ -35,8 +35,10 @@ def replay(env: gym.Env, ep: EpisodeRecord, max_steps: int) -> list[Node]:
     """The node after each recorded step (same seed + same actions = same trajectory)."""
     node = start(env, seed=ep.seed, options=ep.meta.get("reset_options"))
     if ep.instruction and node.instruction != ep.instruction:
-        raise ValueError(f"episode {ep.episode_id}: reset(seed={ep.seed}) gives a different task than recorded; "
-                         "was it made with other env kwargs or reset options?")
+        raise ValueError(
+            f"episode {ep.episode_id}: reset(seed={ep.seed}) gives a different task than recorded; "
+            "was it made with other env kwargs or reset options?"
+        )
     nodes = []
     for s in ep.steps:
         node = apply(env, node, Sample(s.action, s.raw_output, error=s.parse_error), max_steps)
@@ -44,8 +46,18 @@ def replay(env: gym.Env, ep: EpisodeRecord, max_steps: int) -> list[Node]:
     return nodes
 
 
-def mc_labels(env: gym.Env, ep: EpisodeRecord, sampler: ActionSampler, *, k: int, seed: int, max_steps: int,
-              outcome: str = "reward", success_threshold: float = 1.0, gamma: float = 1.0) -> MCLabels:
+def mc_labels(
+    env: gym.Env,
+    ep: EpisodeRecord,
+    sampler: ActionSampler,
+    *,
+    k: int,
+    seed: int,
+    max_steps: int,
+    outcome: str = "reward",
+    success_threshold: float = 1.0,
+    gamma: float = 1.0,
+) -> MCLabels:
     """`gamma` discounts an outcome reached n steps after a_t by gamma**n, the value TD targets with that gamma estimate."""
     if not 0.0 <= gamma <= 1.0:
         raise ValueError(f"gamma must be in [0, 1], got {gamma}")
@@ -63,7 +75,7 @@ def mc_labels(env: gym.Env, ep: EpisodeRecord, sampler: ActionSampler, *, k: int
         for j in range(k):
             end, n = rollout(env, sampler, node, seed=(seed * 7919 + t) * 101 + j, max_steps=max_steps)
             spent += n
-            outs.append(value(end) * gamma ** n)
+            outs.append(value(end) * gamma**n)
         q.append(float(np.mean(outs)))
     return MCLabels(ep.episode_id, np.array(q), spent)
 
@@ -71,5 +83,8 @@ def mc_labels(env: gym.Env, ep: EpisodeRecord, sampler: ActionSampler, *, k: int
 def write_mc_labels(path: Path, labels: list[MCLabels], k: int) -> None:
     """Append one JSON line per episode: {episode_id, q, k, sampled_steps} (read back by prm.episodes)."""
     with open(path, "a", encoding="utf-8") as f:
-        f.writelines(json.dumps({"episode_id": lab.episode_id, "q": lab.q.tolist(), "k": k,
-                                "sampled_steps": lab.sampled_steps}) + "\n" for lab in labels)
+        f.writelines(
+            json.dumps({"episode_id": lab.episode_id, "q": lab.q.tolist(), "k": k, "sampled_steps": lab.sampled_steps})
+            + "\n"
+            for lab in labels
+        )

@@ -96,9 +96,17 @@ def step_progress(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return out
 
 
-def td_targets(values: np.ndarray, rewards: np.ndarray, lengths: np.ndarray, terminal: np.ndarray, *,
-               gamma: float = 1.0, lam: float = 0.95, mode: TDMode = "paper",
-               bootstrap: np.ndarray | None = None) -> Targets:
+def td_targets(
+    values: np.ndarray,
+    rewards: np.ndarray,
+    lengths: np.ndarray,
+    terminal: np.ndarray,
+    *,
+    gamma: float = 1.0,
+    lam: float = 0.95,
+    mode: TDMode = "paper",
+    bootstrap: np.ndarray | None = None,
+) -> Targets:
     """Promise and progress labels for flat, concatenated trajectories.
 
     values, rewards: per step; lengths, terminal (and optional bootstrap): per trajectory.

@@ -59,8 +59,14 @@ def _validate(module: str, cfg: dict) -> None:
 
 @pytest.mark.parametrize("where,module,args", COMMANDS, ids=[c[0][:90] for c in COMMANDS])
 def test_documented_command_composes_and_validates(where: str, module: str, args: list[str], tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, "-m", module, "--cfg", "job", *args], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=120, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    res = subprocess.run(
+        [sys.executable, "-m", module, "--cfg", "job", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
     assert res.returncode == 0, f"{where}\n{res.stderr[-2000:]}"
     cfg = yaml.safe_load(res.stdout)
     _validate(module, cfg)

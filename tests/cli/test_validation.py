@@ -13,20 +13,40 @@ from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
 from tests.toy_env import ENV_ID
 
 ROOT = Path(__file__).resolve().parents[2]
-CORRIDOR = ["env=gym", f"env.id={ENV_ID}", "env.entry_point=tests.toy_env:CorridorEnv", "env.name=corridor",
-            "brain=scripted", "memory=none", "progress=false"]
+CORRIDOR = [
+    "env=gym",
+    f"env.id={ENV_ID}",
+    "env.entry_point=tests.toy_env:CorridorEnv",
+    "env.name=corridor",
+    "brain=scripted",
+    "memory=none",
+    "progress=false",
+]
 
 
 def cli(module: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
-@pytest.mark.parametrize("override,key", [
-    ("agent.mode=bogus", "agent.mode"), ("seed=-1", "seed"), ("episodes=-1", "episodes"), ("episodes=0", "episodes"),
-    ("episodes=1.5", "episodes"), ("max_steps=0", "max_steps"), ("max_steps=-3", "max_steps"),
-    ("max_invalid=0", "max_invalid"), ("concurrency=0", "concurrency"), ("+epsiodes=3", "epsiodes"),
-    ("memory=working", None), ("+memory.budget_tokens=100", "agent.memory_budget_tokens"),
-])
+@pytest.mark.parametrize(
+    "override,key",
+    [
+        ("agent.mode=bogus", "agent.mode"),
+        ("seed=-1", "seed"),
+        ("episodes=-1", "episodes"),
+        ("episodes=0", "episodes"),
+        ("episodes=1.5", "episodes"),
+        ("max_steps=0", "max_steps"),
+        ("max_steps=-3", "max_steps"),
+        ("max_invalid=0", "max_invalid"),
+        ("concurrency=0", "concurrency"),
+        ("+epsiodes=3", "epsiodes"),
+        ("memory=working", None),
+        ("+memory.budget_tokens=100", "agent.memory_budget_tokens"),
+    ],
+)
 def test_run_refuses_bad_values_before_any_episode(tmp_path: Path, override: str, key: str | None) -> None:
     out = tmp_path / "r"
     res = cli("agents.run", *CORRIDOR, "episodes=2", override, f"out={out}")
@@ -65,8 +85,16 @@ def test_a_run_whose_episodes_crash_exits_1_and_says_how_many(tmp_path: Path) ->
 
 
 def test_readme_kwargs_syntax_works_as_written(tmp_path: Path) -> None:
-    res = cli("agents.run", "env=webshop", "brain=scripted", "memory=none", "episodes=1", "progress=false",
-              "env.kwargs.num_products=300", f"out={tmp_path / 'w'}")
+    res = cli(
+        "agents.run",
+        "env=webshop",
+        "brain=scripted",
+        "memory=none",
+        "episodes=1",
+        "progress=false",
+        "env.kwargs.num_products=300",
+        f"out={tmp_path / 'w'}",
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     summary = json.loads((tmp_path / "w" / "summary.json").read_text())
     assert summary["config"]["env"]["kwargs"] == {"num_products": 300}
@@ -82,8 +110,9 @@ def test_corrupt_manifest_names_the_file(tmp_path: Path) -> None:
     assert len((out / "trajectories.jsonl").read_text().splitlines()) == 2  # nothing lost
 
 
-@pytest.mark.parametrize("state,words", [("[1, 2]", "not a memory state"), ('{"kind": "nonsense"}', "does not fit"),
-                                         ("{oops", "is corrupt")])
+@pytest.mark.parametrize(
+    "state,words", [("[1, 2]", "not a memory state"), ('{"kind": "nonsense"}', "does not fit"), ("{oops", "is corrupt")]
+)
 def test_bad_memory_state_is_exit_2(tmp_path: Path, state: str, words: str) -> None:
     out = tmp_path / "m"
     args = [*[a for a in CORRIDOR if a != "memory=none"], "memory=reflective", f"out={out}"]

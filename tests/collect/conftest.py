@@ -16,14 +16,26 @@ REMOTE_CORRIDOR = ["env=gym", f"env.id={ENV_ID}", "env.name=corridor"]  # the se
 
 
 def collect_cmd(out: Path, episodes: int, *extra: str, env: list[str] | None = None) -> list[str]:
-    return [sys.executable, "-m", "agents.collect", *(env or CORRIDOR), "brain=scripted", "brain.epsilon=0.2",
-            f"episodes={episodes}", f"out={out}", "progress=false", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "agents.collect",
+        *(env or CORRIDOR),
+        "brain=scripted",
+        "brain.epsilon=0.2",
+        f"episodes={episodes}",
+        f"out={out}",
+        "progress=false",
+        *extra,
+    ]
 
 
-def run_collect(out: Path, episodes: int, *extra: str, env: list[str] | None = None,
-                timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(collect_cmd(out, episodes, *extra, env=env), cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+def run_collect(
+    out: Path, episodes: int, *extra: str, env: list[str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        collect_cmd(out, episodes, *extra, env=env), cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def stored_ids(out: Path) -> list[str]:

@@ -10,10 +10,20 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-ANSWER = {"id": "x", "object": "chat.completion", "created": 0, "model": "flaky",
-          "choices": [{"index": 0, "message": {"role": "assistant", "content": "Thought: talk.\nAction: say[hello]"},
-                       "finish_reason": "stop"}],
-          "usage": {"prompt_tokens": 11, "completion_tokens": 5, "total_tokens": 16}}
+ANSWER = {
+    "id": "x",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "flaky",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "Thought: talk.\nAction: say[hello]"},
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 11, "completion_tokens": 5, "total_tokens": 16},
+}
 
 
 class FlakyBrainServer:
@@ -52,7 +62,7 @@ class FlakyBrainServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FlakyBrainServer":
+    def __enter__(self) -> FlakyBrainServer:
         self._thread.start()
         return self
 

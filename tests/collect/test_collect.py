@@ -36,8 +36,9 @@ def test_kill_9_then_rerun_yields_exactly_n(tmp_path):
     out = tmp_path / "c"
     traj = out / "trajectories.jsonl"
     n = 800
-    proc = subprocess.Popen(collect_cmd(out, n, "concurrency=8"), cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        collect_cmd(out, n, "concurrency=8"), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     while time.time() < deadline and (not traj.exists() or traj.read_bytes().count(b"\n") < 40):
         time.sleep(0.05)
@@ -58,8 +59,15 @@ def test_failing_brain_endpoint_fails_episodes_and_the_run_goes_on(tmp_path):
     out = tmp_path / "c"
     n = 30
     with FlakyBrainServer(fail_every=7) as brain:
-        args = ["brain=openai", f"brain.base_url={brain.url}", "brain.model=flaky", "brain.max_retries=0",
-                "brain.timeout_s=10", "max_steps=3", "concurrency=4"]
+        args = [
+            "brain=openai",
+            f"brain.base_url={brain.url}",
+            "brain.model=flaky",
+            "brain.max_retries=0",
+            "brain.timeout_s=10",
+            "max_steps=3",
+            "concurrency=4",
+        ]
         cmd = collect_cmd(out, n, *args)
         cmd.remove("brain=scripted")
         cmd.remove("brain.epsilon=0.2")

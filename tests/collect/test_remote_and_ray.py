@@ -21,8 +21,9 @@ def test_env_server_killed_mid_collection_then_resumed(tmp_path):
     args = [f"remote.url={server.url}", "concurrency=8"]
     traj = out / "trajectories.jsonl"
     err = tmp_path / "collect.err"
-    proc = subprocess.Popen(collect_cmd(out, n, *args, env=REMOTE_CORRIDOR), cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=open(err, "w"))
+    proc = subprocess.Popen(
+        collect_cmd(out, n, *args, env=REMOTE_CORRIDOR), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(err, "w")
+    )
     try:
         deadline = time.time() + 120
         while time.time() < deadline and (not traj.exists() or traj.read_bytes().count(b"\n") < 30):
@@ -74,8 +75,12 @@ def test_ray_executor_survives_a_killed_worker_and_yields_exactly_n(tmp_path, ra
     n = 300
     traj = out / "trajectories.jsonl"
     err = tmp_path / "collect.err"
-    proc = subprocess.Popen(collect_cmd(out, n, "executor=ray", "workers=2", "concurrency=4"), cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=open(err, "w"))
+    proc = subprocess.Popen(
+        collect_cmd(out, n, "executor=ray", "workers=2", "concurrency=4"),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=open(err, "w"),
+    )
     killed = None
     try:
         deadline = time.time() + 180
@@ -103,7 +108,9 @@ def test_ray_and_local_executors_produce_the_same_episodes(tmp_path, ray_availab
     assert res.returncode == 0, res.stderr[-3000:]
 
     def key(out):
-        return {e.episode_id: ([s.action for s in e.steps], e.outcome.reward, e.config_hash)
-                for e in TrajectoryStore(out / "trajectories.jsonl").read()}
+        return {
+            e.episode_id: ([s.action for s in e.steps], e.outcome.reward, e.config_hash)
+            for e in TrajectoryStore(out / "trajectories.jsonl").read()
+        }
 
     assert key(a) == key(b)

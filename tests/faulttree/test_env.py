@@ -25,7 +25,11 @@ def test_zero_config_reset_and_info(make_env):
     assert "Fault tree:" in obs and obs.rstrip().split("\n")[-1].startswith("User: ")
     assert info["instruction"] and info["action_templates"] == ["check[...]", "ask[...]", "diagnose[...]"]
     acts = info["available_actions"]
-    assert 1 <= len(acts) <= 16 and any(a.startswith("check[") for a in acts) and any(a.startswith("diagnose[") for a in acts)
+    assert (
+        1 <= len(acts) <= 16
+        and any(a.startswith("check[") for a in acts)
+        and any(a.startswith("diagnose[") for a in acts)
+    )
     assert env.unwrapped.expert_action() in acts
     for key in ("turns", "checks_used", "rollbacks_seen", "invalid_actions"):
         assert info[key] == 0
@@ -78,9 +82,14 @@ def test_action_forms_are_mapped(make_env):
     env.reset(seed=2, options={"entry_index": 0})
     tree = env.unwrapped._tree
     comp = next(n for n in tree.nodes.values() if n.aliases and n.aliases[0] != n.label)
-    for action in (f"check[{comp.id}]", f"check[{comp.label.lower()}]", f"check[{comp.aliases[0]}]",
-                   f"please check the {comp.aliases[0]}", f"Check [{comp.label}]"):
-        obs, *_ , info = env.step(action)
+    for action in (
+        f"check[{comp.id}]",
+        f"check[{comp.label.lower()}]",
+        f"check[{comp.aliases[0]}]",
+        f"please check the {comp.aliases[0]}",
+        f"Check [{comp.label}]",
+    ):
+        obs, *_, info = env.step(action)
         assert not obs.startswith("Invalid"), action
         assert env.unwrapped._ep.dialogue[-1].node == comp.id
     assert env.step("Is anything leaking?")[4]["questions_asked"] == 1
@@ -195,8 +204,9 @@ def test_rephraser_hook(make_env):
     plain = make_env(vagueness=0.0, error_rate=0.0)
     plain.reset(seed=5)
     plain.step(plain.unwrapped.expert_action())
-    assert [(u.node, u.says_faulty) for u in plain.unwrapped._ep.dialogue] == \
-           [(u.node, u.says_faulty) for u in env.unwrapped._ep.dialogue]
+    assert [(u.node, u.says_faulty) for u in plain.unwrapped._ep.dialogue] == [
+        (u.node, u.says_faulty) for u in env.unwrapped._ep.dialogue
+    ]
 
     def broken(_text):
         raise RuntimeError("model down")

@@ -9,8 +9,16 @@ import pytest
 from envs.faulttree.generator import generate_tree
 from envs.faulttree.model import Gate, Kind
 from envs.faulttree.render import render_tree
-from envs.faulttree.schema import (FaultTreeFormatError, TreeFile, dump_tree, json_schema, load_tree, parse_tree,
-                                   save_tree, to_spec)
+from envs.faulttree.schema import (
+    FaultTreeFormatError,
+    TreeFile,
+    dump_tree,
+    json_schema,
+    load_tree,
+    parse_tree,
+    save_tree,
+    to_spec,
+)
 
 
 def test_example_loads(example):
@@ -39,21 +47,27 @@ def _broken(example, mutate):
     return str(err.value)
 
 
-@pytest.mark.parametrize("mutate,expected", [
-    (lambda d: d["nodes"][1]["children"].append("B9"), "nodes[1] (id 'E1').children: unknown node id 'B9'"),
-    (lambda d: d["nodes"][2].update(kind="intermediate", gate="OR", children=["E1"]), "(id 'E1').children: cycle"),
-    (lambda d: d["nodes"][4]["check"].pop("if_fine"), "nodes[4] (id 'B3').check.if_fine: Field required"),
-    (lambda d: d["nodes"][2].update(gate="OR"), "nodes[2] (id 'B1').gate: a basic event has no gate"),
-    (lambda d: d["nodes"][1].update(gate="KOFN"), "nodes[1] (id 'E1').k: a KOFN gate needs k"),
-    (lambda d: d["nodes"][1].update(gate="KOFN", k=3), "nodes[1] (id 'E1').k: k=3 must be between 1"),
-    (lambda d: d["nodes"][0].update(k=1), "nodes[0] (id 'T').k: k is only allowed on KOFN"),
-    (lambda d: d["nodes"][3].update(id="B1"), "nodes[3] (id 'B1').id: duplicate id"),
-    (lambda d: d["nodes"].append(dict(d["nodes"][4], id="B7", label="Orphan")), "nodes[5] (id 'B7'): not reachable"),
-    (lambda d: d["nodes"][4].update(label="Closed [suction] valve"), "nodes[4] (id 'B3').label"),
-    (lambda d: d.update(top="X"), "top: unknown node id 'X'"),
-    (lambda d: d["nodes"][1]["children"].append("T"), "the top event 'T' cannot be a child"),
-    (lambda d: d["nodes"][2].update(extra=1), "nodes[2] (id 'B1').extra: Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    "mutate,expected",
+    [
+        (lambda d: d["nodes"][1]["children"].append("B9"), "nodes[1] (id 'E1').children: unknown node id 'B9'"),
+        (lambda d: d["nodes"][2].update(kind="intermediate", gate="OR", children=["E1"]), "(id 'E1').children: cycle"),
+        (lambda d: d["nodes"][4]["check"].pop("if_fine"), "nodes[4] (id 'B3').check.if_fine: Field required"),
+        (lambda d: d["nodes"][2].update(gate="OR"), "nodes[2] (id 'B1').gate: a basic event has no gate"),
+        (lambda d: d["nodes"][1].update(gate="KOFN"), "nodes[1] (id 'E1').k: a KOFN gate needs k"),
+        (lambda d: d["nodes"][1].update(gate="KOFN", k=3), "nodes[1] (id 'E1').k: k=3 must be between 1"),
+        (lambda d: d["nodes"][0].update(k=1), "nodes[0] (id 'T').k: k is only allowed on KOFN"),
+        (lambda d: d["nodes"][3].update(id="B1"), "nodes[3] (id 'B1').id: duplicate id"),
+        (
+            lambda d: d["nodes"].append(dict(d["nodes"][4], id="B7", label="Orphan")),
+            "nodes[5] (id 'B7'): not reachable",
+        ),
+        (lambda d: d["nodes"][4].update(label="Closed [suction] valve"), "nodes[4] (id 'B3').label"),
+        (lambda d: d.update(top="X"), "top: unknown node id 'X'"),
+        (lambda d: d["nodes"][1]["children"].append("T"), "the top event 'T' cannot be a child"),
+        (lambda d: d["nodes"][2].update(extra=1), "nodes[2] (id 'B1').extra: Extra inputs are not permitted"),
+    ],
+)
 def test_broken_files_name_node_and_field(example, mutate, expected):
     assert expected in _broken(example, mutate)
 

@@ -7,8 +7,15 @@ import json
 import gymnasium as gym
 import pytest
 
-from envs.faulttree.dataset import (DEFAULT_ENTRIES, build_dataset, fingerprint, load_dataset, make_entry,
-                                    split_sizes, tree_for)
+from envs.faulttree.dataset import (
+    DEFAULT_ENTRIES,
+    build_dataset,
+    fingerprint,
+    load_dataset,
+    make_entry,
+    split_sizes,
+    tree_for,
+)
 from envs.faulttree.domains import DOMAINS
 from envs.faulttree.generator import MAX_NODES, MIN_NODES, generate_tree
 from envs.faulttree.model import Gate

@@ -22,7 +22,7 @@ class CountingEmbedder:
 
 def test_recency_decays_from_the_newest_memory():
     clock = np.array([0.0, 90.0, 100.0])
-    assert recency(clock, half_life=10).tolist() == pytest.approx([2 ** -10, 0.5, 1.0])
+    assert recency(clock, half_life=10).tolist() == pytest.approx([2**-10, 0.5, 1.0])
     # shifting every clock (an idle week) changes nothing
     assert recency(clock + 1e6, 10).tolist() == pytest.approx(recency(clock, 10).tolist())
 
@@ -129,5 +129,6 @@ def test_context_is_chronological_within_budget(hashing):
     ctx = mem.build_context("apple", 100, count_words)
     lines = ctx.splitlines()
     assert lines[0] == "Relevant memories:" and lines.index("[event #1] apple pie recipe") < lines.index(
-        "[event #3] apple tree in garden")
+        "[event #3] apple tree in garden"
+    )
     assert count_words(mem.build_context("apple", 6, count_words)) <= 6

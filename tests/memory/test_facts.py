@@ -13,9 +13,12 @@ def test_new_contradicting_fact_supersedes_and_old_is_history():
     assert r.status == "superseded" and r.previous.value == "Berlin"
     top = mem.retrieve("where does Alice live?", k=1)[0]
     assert top.meta["value"] == "Paris" and top.meta["history"] == [
-        {"value": "Berlin", "time": 10.0, "until": 20.0, "source": None}]
+        {"value": "Berlin", "time": 10.0, "until": 20.0, "source": None}
+    ]
     assert [(f.value, f.time, f.until) for f in mem.history("alice", "Lives In")] == [
-        ("Berlin", 10.0, 20.0), ("Paris", 20.0, None)]
+        ("Berlin", 10.0, 20.0),
+        ("Paris", 20.0, None),
+    ]
     ctx = mem.build_context("Alice", 50, count_words)
     assert "Alice lives in: Paris (since t=20); earlier: Berlin (until t=20)" in ctx
     assert "Berlin" not in [i.meta["value"] for i in mem.retrieve("Alice lives", 5)]
@@ -30,14 +33,17 @@ def test_repeat_confirms_late_fact_goes_to_history_multi_valued_accumulates():
     mem.assert_fact("Bob", "likes", "tea", time=7)
     assert mem.assert_fact("Bob", "likes", "jazz", time=8).status == "added"
     assert {i.meta["value"] for i in mem.retrieve("what does Bob like", 5) if i.meta["relation"] == "likes"} == {
-        "tea", "jazz"}
+        "tea",
+        "jazz",
+    }
 
 
 def test_rule_extractor_reads_common_statement_shapes():
     ex = RuleExtractor()
     assert ex.extract("Alice's favourite colour is green, she said.") == [Triple("Alice", "favorite color", "green")]
     assert ex.extract("Actually my dog's name is now Rex and he is 3.", speaker="Bo") == [
-        Triple("Bo", "dog's name", "Rex")]
+        Triple("Bo", "dog's name", "Rex")
+    ]
     assert ex.extract("I just moved to Oslo!", speaker="Cy") == [Triple("Cy", "lives in", "Oslo")]
     assert ex.extract("Dana works as a nurse since May.") == [Triple("Dana", "works as", "nurse")]
     assert ex.extract("nice weather today", speaker="Bo") == []
@@ -46,8 +52,13 @@ def test_rule_extractor_reads_common_statement_shapes():
 def test_add_reads_text_or_explicit_triples_and_keeps_source():
     mem = FactsMemory()
     mem.add(MemoryItem("My car is red", time=3, meta={"speaker": "Eve", "turn_id": "s1t4"}))
-    mem.add(MemoryItem("(structured)", time=9, meta={"facts": [{"subject": "Eve", "relation": "car",
-                                                                "value": "blue"}], "turn_id": "s9t1"}))
+    mem.add(
+        MemoryItem(
+            "(structured)",
+            time=9,
+            meta={"facts": [{"subject": "Eve", "relation": "car", "value": "blue"}], "turn_id": "s9t1"},
+        )
+    )
     top = mem.retrieve("what color is Eve's car", 1)[0]
     assert (top.meta["value"], top.meta["turn_id"]) == ("blue", "s9t1")
     assert top.meta["history"][0]["source"] == "s1t4"

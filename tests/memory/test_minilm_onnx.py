@@ -12,9 +12,13 @@ pytest.importorskip("onnxruntime")
 
 from agents.memory.embeddings import MiniLMEmbedder  # noqa: E402
 
-TEXTS = ["Hi.", "My sister adopted a kitten named Miso last spring, and it already rules the house.",
-         "Where did Alice leave the coffee near the harbor?", "stock prices fell",
-         " ".join(["a very long memory that gets truncated"] * 40)]
+TEXTS = [
+    "Hi.",
+    "My sister adopted a kitten named Miso last spring, and it already rules the house.",
+    "Where did Alice leave the coffee near the harbor?",
+    "stock prices fell",
+    " ".join(["a very long memory that gets truncated"] * 40),
+]
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,17 @@ def test_minilm_embeddings_are_semantic_and_normalised(minilm):
 
 def test_episodic_with_minilm_finds_a_paraphrase(minilm, tmp_path):
     mem = make_memory("episodic", path=str(tmp_path / "m.db"))
-    mem.add_many([MemoryItem(t) for t in ["We had pasta for dinner.", "The train to Lyon was late.",
-                                          "My sister adopted a kitten named Miso.", "It rained all weekend."]])
+    mem.add_many(
+        [
+            MemoryItem(t)
+            for t in [
+                "We had pasta for dinner.",
+                "The train to Lyon was late.",
+                "My sister adopted a kitten named Miso.",
+                "It rained all weekend.",
+            ]
+        ]
+    )
     top = mem.retrieve("Does anyone in the family have a cat?", k=1)
     assert top[0].text == "My sister adopted a kitten named Miso."
 
@@ -33,9 +42,14 @@ def test_episodic_with_minilm_finds_a_paraphrase(minilm, tmp_path):
 def test_summary_and_reflection_with_the_embedded_llm(local_brain):
     mem = make_memory("summary+reflective", brain=local_brain, summary={"window_items": 4, "fold_items": 2})
     mem.on_episode_start("find out why the garage light does not turn on")
-    for text, kind in [("ask: is the breaker on?", "action"), ("User: the breaker is on.", "observation"),
-                       ("ask: is the bulb new?", "action"), ("User: the bulb is brand new.", "observation"),
-                       ("ask: does the switch click?", "action"), ("User: the switch feels loose.", "observation")]:
+    for text, kind in [
+        ("ask: is the breaker on?", "action"),
+        ("User: the breaker is on.", "observation"),
+        ("ask: is the bulb new?", "action"),
+        ("User: the bulb is brand new.", "observation"),
+        ("ask: does the switch click?", "action"),
+        ("User: the switch feels loose.", "observation"),
+    ]:
         mem.add(MemoryItem(text, kind=kind))
     summary = mem.part("summary")
     assert summary.folded == 2 and summary.summary.strip()

@@ -12,11 +12,19 @@ def run_episode(mem, instruction, events, outcome):
 
 
 def test_brain_lessons_are_injected_at_the_next_relevant_episode():
-    brain = ScriptedBrain(["- Ask which fuse blew before replacing parts.\n- Confirm the power supply first.",
-                           "1. Compare prices before buying shoes."])
+    brain = ScriptedBrain(
+        [
+            "- Ask which fuse blew before replacing parts.\n- Confirm the power supply first.",
+            "1. Compare prices before buying shoes.",
+        ]
+    )
     mem = ReflectiveMemory(brain=brain)
-    run_episode(mem, "diagnose why the kitchen lamp is dark", [MemoryItem("replace bulb", kind="action")],
-                {"success": False, "reward": 0})
+    run_episode(
+        mem,
+        "diagnose why the kitchen lamp is dark",
+        [MemoryItem("replace bulb", kind="action")],
+        {"success": False, "reward": 0},
+    )
     run_episode(mem, "buy running shoes under 50 dollars", [], {"success": True})
     assert "Task: diagnose why the kitchen lamp is dark" in brain.prompts[0][-1]["content"]
     assert "FAILED" in brain.prompts[0][-1]["content"]
@@ -29,25 +37,39 @@ def test_brain_lessons_are_injected_at_the_next_relevant_episode():
 
 def test_rule_lessons_name_errors_and_the_working_path():
     r = RuleReflector()
-    failed = r.reflect("buy a red mug", [MemoryItem("click[blue mug]", kind="action"),
-                                         MemoryItem("Invalid action: no such button", kind="observation",
-                                                    meta={"error": "no such button 'blue mug'"})],
-                       {"success": False, "truncated": True})
+    failed = r.reflect(
+        "buy a red mug",
+        [
+            MemoryItem("click[blue mug]", kind="action"),
+            MemoryItem(
+                "Invalid action: no such button", kind="observation", meta={"error": "no such button 'blue mug'"}
+            ),
+        ],
+        {"success": False, "truncated": True},
+    )
     assert failed[0] == "Avoid the invalid action 'click[blue mug]' — it failed with: no such button 'blue mug'"
     assert "ran out of steps" in failed[1]
-    ok = r.reflect("buy a red mug", [MemoryItem("search[red mug]", kind="action"),
-                                     MemoryItem("click[buy now]", kind="action")], {"reward": 1.0})
+    ok = r.reflect(
+        "buy a red mug",
+        [MemoryItem("search[red mug]", kind="action"), MemoryItem("click[buy now]", kind="action")],
+        {"reward": 1.0},
+    )
     assert ok == ["For a task like 'buy a red mug', this worked in 2 steps: search[red mug] -> click[buy now]"]
 
 
 def test_a_failure_that_really_ended_keeps_the_envs_final_feedback():
     r = RuleReflector()
-    events = [MemoryItem("check[fuse]", kind="action"), MemoryItem("The fuse is fine.", kind="observation"),
-              MemoryItem("diagnose[fuse]", kind="action"),
-              MemoryItem("You diagnosed: fuse. The actual root cause(s): dead battery. Score 0.00.", kind="observation")]
+    events = [
+        MemoryItem("check[fuse]", kind="action"),
+        MemoryItem("The fuse is fine.", kind="observation"),
+        MemoryItem("diagnose[fuse]", kind="action"),
+        MemoryItem("You diagnosed: fuse. The actual root cause(s): dead battery. Score 0.00.", kind="observation"),
+    ]
     failed = r.reflect("the lamp is dark", events, {"success": False, "terminated": True, "truncated": False})
-    assert failed[-1] == ("On the task 'the lamp is dark' the final feedback was: You diagnosed: fuse. "
-                          "The actual root cause(s): dead battery. Score 0.00.")
+    assert failed[-1] == (
+        "On the task 'the lamp is dark' the final feedback was: You diagnosed: fuse. "
+        "The actual root cause(s): dead battery. Score 0.00."
+    )
     cut = r.reflect("the lamp is dark", events[:2], {"success": False, "terminated": False, "truncated": True})
     assert not any("final feedback" in l for l in cut)  # a cut is not the env's verdict
     ok = r.reflect("the lamp is dark", events, {"success": True, "terminated": True})
@@ -70,7 +92,7 @@ def test_the_reflector_can_be_chosen_by_name_through_make_memory():
 
 def test_repeated_lessons_are_counted_not_duplicated_and_capped():
     mem = ReflectiveMemory(max_lessons=3)
-    for i in range(3):
+    for _ in range(3):
         run_episode(mem, "task A", [MemoryItem("go", kind="action")], {"success": True})
     assert len(mem.lessons) == 1 and mem.lessons[0].count == 3
     for i in range(5):

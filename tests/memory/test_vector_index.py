@@ -76,20 +76,29 @@ def test_gathered_rows_get_bitwise_the_full_scan_similarities(n):
         clock = m.clock
         w = ScoreWeights(1.0, 0.3, 0.2, 7.0)  # recency of a subset holding the newest row equals the full one
         sub = np.union1d(rows, [int(np.argmax(clock))])
-        assert np.array_equal(combined(full[sub], clock[sub], m.importance[sub], w),
-                              combined(full, clock, m.importance, w)[sub])
+        assert np.array_equal(
+            combined(full[sub], clock[sub], m.importance[sub], w), combined(full, clock, m.importance, w)[sub]
+        )
 
 
-@pytest.mark.parametrize("w", [ScoreWeights(1.0, 0.2, 0.1, 40.0), ScoreWeights(1.0, 0.0, 0.3, 40.0),
-                               ScoreWeights(0.7, 0.5, 0.0, 25.0), ScoreWeights(1.0, -0.2, -0.1, 40.0)])
+@pytest.mark.parametrize(
+    "w",
+    [
+        ScoreWeights(1.0, 0.2, 0.1, 40.0),
+        ScoreWeights(1.0, 0.0, 0.3, 40.0),
+        ScoreWeights(0.7, 0.5, 0.0, 25.0),
+        ScoreWeights(1.0, -0.2, -0.1, 40.0),
+    ],
+)
 def test_quantized_top_k_equals_the_exact_scan(w):
     n = 5000
     rng = np.random.default_rng(1)
     vecs, clock = clustered(n, seed=2), np.arange(1, n + 1, dtype=float)
     imp = rng.random(n).astype(np.float32)
     fast, exact = pair(vecs, clock, imp)
-    queries = np.vstack([unit(vecs[rng.integers(0, n, 15)] + 0.2 * rng.standard_normal((15, DIM))),
-                         unit(rng.standard_normal((5, DIM)))])
+    queries = np.vstack(
+        [unit(vecs[rng.integers(0, n, 15)] + 0.2 * rng.standard_normal((15, DIM))), unit(rng.standard_normal((5, DIM)))]
+    )
     assert_same(fast, exact, vecs, clock, imp, queries, (1, 5, 10, 40), w)
     assert fast.stats.quantized > 0  # the candidate path was exercised, not only the fallback
 
@@ -214,7 +223,7 @@ def test_episodic_quantized_index_survives_clear_and_reload(tmp_path, hashing):
     exact = EpisodicMemory(path=str(tmp_path / "e.db"), index="exact", **opts)
     for m in (fast, exact):
         for s in range(0, n, 600):
-            m.add_embedded(items[s:s + 600], vecs[s:s + 600])
+            m.add_embedded(items[s : s + 600], vecs[s : s + 600])
     queries = unit(vecs[rng.integers(0, n, 8)] + 0.2 * rng.standard_normal((8, dim)))
 
     def same(a: EpisodicMemory, b: EpisodicMemory) -> list[list[str]]:

@@ -39,8 +39,14 @@ def tiny_backbone(tmp_path_factory) -> str:
     torch.manual_seed(0)
     d = tmp_path_factory.mktemp("tiny-bert")
     tok = AutoTokenizer.from_pretrained(model_dir())
-    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=512)
+    cfg = BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+    )
     BertModel(cfg).save_pretrained(d)
     tok.save_pretrained(d)
     return str(d)
@@ -67,9 +73,16 @@ def collect_run(folder, split: str, goals: list[int], per_goal: int, epsilon: fl
         root = start(env, options={"goal_index": g})
         for j in range(per_goal):
             end, _ = rollout(env, sampler, root, seed=seed * 1000 + g * 10 + j, max_steps=MAX_STEPS)
-            ep = to_episode(end, episode_id=f"{split}-{g}-{j}", env_name="webshop", env_id="agentsim/WebShop-v0", seed=0,
-                            brain="scripted", env_kwargs={"split": split, **shop_kwargs},
-                            meta={"reset_options": {"goal_index": g}})
+            ep = to_episode(
+                end,
+                episode_id=f"{split}-{g}-{j}",
+                env_name="webshop",
+                env_id="agentsim/WebShop-v0",
+                seed=0,
+                brain="scripted",
+                env_kwargs={"split": split, **shop_kwargs},
+                meta={"reset_options": {"goal_index": g}},
+            )
             store.append(ep)
             eps.append(ep)
     return eps

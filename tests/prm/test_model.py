@@ -11,10 +11,12 @@ from prm.model import PRMConfig, PRMModel
 from prm.scoring import PRMScorer
 
 INSTR = "i want a red cotton dress, size large, under 40 dollars"
-OBS = [f"WebShop [SEP] Instruction: [SEP] {INSTR} [SEP] Search",
-       "Back to Search [SEP] Page 1 [SEP] B01 [SEP] Red Cotton Dress [SEP] $30.00 [SEP] B02 [SEP] Blue Jeans [SEP] $20.00",
-       "Back to Search [SEP] < Prev [SEP] size [SEP] small [SEP] large [SEP] Red Cotton Dress [SEP] Buy Now",
-       "Back to Search [SEP] < Prev [SEP] size [SEP] small [SEP] large [SEP] Red Cotton Dress [SEP] Buy Now"]
+OBS = [
+    f"WebShop [SEP] Instruction: [SEP] {INSTR} [SEP] Search",
+    "Back to Search [SEP] Page 1 [SEP] B01 [SEP] Red Cotton Dress [SEP] $30.00 [SEP] B02 [SEP] Blue Jeans [SEP] $20.00",
+    "Back to Search [SEP] < Prev [SEP] size [SEP] small [SEP] large [SEP] Red Cotton Dress [SEP] Buy Now",
+    "Back to Search [SEP] < Prev [SEP] size [SEP] small [SEP] large [SEP] Red Cotton Dress [SEP] Buy Now",
+]
 ACTS = ["search[red cotton dress]", "click[b01]", "click[large]", "click[buy now]"]
 
 
@@ -40,8 +42,10 @@ def test_one_pass_scores_equal_per_step_scores(model):
     assert len(w.markers) == 4 and all(w.ids[p] == model.marker_id for p in w.markers)
     with torch.no_grad():
         one_pass = model(collate([w], steps.pad_id)).numpy()
-        per_step = [model(collate(steps.windows(INSTR, OBS[: k + 1], ACTS[: k + 1], last_only=True), steps.pad_id))[-1].item()
-                    for k in range(len(ACTS))]
+        per_step = [
+            model(collate(steps.windows(INSTR, OBS[: k + 1], ACTS[: k + 1], last_only=True), steps.pad_id))[-1].item()
+            for k in range(len(ACTS))
+        ]
     assert np.unique(np.round(one_pass, 4)).size == 4
     np.testing.assert_allclose(one_pass, per_step, atol=1e-5)
 
@@ -58,8 +62,12 @@ def test_later_steps_do_not_change_earlier_scores_and_padding_is_neutral(model):
 
 
 def test_long_trajectories_are_windowed_keeping_instruction_and_latest_steps(tiny_backbone):
-    m = PRMModel.from_backbone(PRMConfig(base_backbone=tiny_backbone,
-                                         text=TextConfig(max_length=64, obs_tokens=8, action_tokens=8, instruction_tokens=12)))
+    m = PRMModel.from_backbone(
+        PRMConfig(
+            base_backbone=tiny_backbone,
+            text=TextConfig(max_length=64, obs_tokens=8, action_tokens=8, instruction_tokens=12),
+        )
+    )
     obs, acts = OBS * 3, ACTS * 3
     ws = m.steps.windows(INSTR, obs, acts)
     assert len(ws) > 1 and all(len(w.ids) <= 64 for w in ws)
@@ -79,7 +87,11 @@ def test_long_observation_is_cut_around_what_the_action_names(tiny_backbone):
     items = " [SEP] ".join(f"b0item{i:04d} [SEP] product number {i} [SEP] ${i}.00" for i in range(20))
     ids = m.steps.observation(items, "click[b0item0015]")
     assert len(ids) == 24 and "product number 15" in tok.decode(ids)
-    page = "color [SEP] " + " [SEP] ".join(f"option {i}" for i in range(30)) + " [SEP] red widget [SEP] Price: $9.00 [SEP] Buy Now"
+    page = (
+        "color [SEP] "
+        + " [SEP] ".join(f"option {i}" for i in range(30))
+        + " [SEP] red widget [SEP] Price: $9.00 [SEP] Buy Now"
+    )
     text = tok.decode(m.steps.observation(page, "click[buy now]"))
     assert "red widget" in text and "9. 00" in text and text.endswith("buy now")
     assert tok.decode(m.steps.observation(page, "click[option 0]")).startswith("color")  # near the head: the head
@@ -93,8 +105,11 @@ def test_save_and_load_round_trip(model, tmp_path):
     assert (tmp_path / "prm" / "backbone" / "model.safetensors").is_file()
     assert (tmp_path / "prm" / "prm_config.json").is_file()
     again = PRMModel.from_pretrained(tmp_path / "prm")
-    np.testing.assert_allclose(PRMScorer(model).score_many([(INSTR, OBS, ACTS)])[0],
-                               PRMScorer(again).score_many([(INSTR, OBS, ACTS)])[0], atol=1e-6)
+    np.testing.assert_allclose(
+        PRMScorer(model).score_many([(INSTR, OBS, ACTS)])[0],
+        PRMScorer(again).score_many([(INSTR, OBS, ACTS)])[0],
+        atol=1e-6,
+    )
     with pytest.raises(FileNotFoundError, match="prm.train"):
         PRMModel.from_pretrained(tmp_path)
 
@@ -125,7 +140,7 @@ def test_text_rich_pages_keep_the_clicked_options_compactly():
         obs, _, _, _, info = env.step(env.expert_action())
     option = env.expert_action()
     assert option != "click[buy now]"
-    label = option[len("click["):-1]
+    label = option[len("click[") : -1]
     obs, *_ = env.step(option)
     text = clean_observation(compact(obs), info["instruction"])
     assert f"{label} (clicked)" in text.lower()

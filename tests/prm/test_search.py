@@ -112,8 +112,9 @@ def test_branch_rollouts_share_the_path_prefix_and_differ_at_the_branch(webshop)
     from prm.policy import branch_rollouts
 
     root = start(webshop, options={"goal_index": 2})
-    ends, steps = branch_rollouts(webshop, scripted_sampler(0.0), scripted_sampler(0.5), root, branches=3, seed=1,
-                                  max_steps=15)
+    ends, steps = branch_rollouts(
+        webshop, scripted_sampler(0.0), scripted_sampler(0.5), root, branches=3, seed=1, max_steps=15
+    )
     path, branches = ends[0], ends[1:]
     assert len(branches) == 3
     fresh = WebShopEnv(split="test", num_products=webshop.config.num_products)
@@ -152,8 +153,15 @@ def test_search_with_the_embedded_llm_as_policy(webshop, local_brain):
     sampler = BrainSampler(local_brain, temperature=1.0, agent_cfg={"mode": "choose"})
     samples = sampler.sample(webshop, *_state(webshop), n=3, seed=0)
     assert all(s.action is not None and s.action.startswith("search[") for s in samples)
-    res = rerank(webshop, sampler, FakeScorer(lambda i, o, a: float(len(set(a)))), m=2, seed=0, max_steps=3,
-                 options={"goal_index": 7})
+    res = rerank(
+        webshop,
+        sampler,
+        FakeScorer(lambda i, o, a: float(len(set(a)))),
+        m=2,
+        seed=0,
+        max_steps=3,
+        options={"goal_index": 7},
+    )
     assert len(res.best.steps) == 3 and res.samples == 6
     fresh = WebShopEnv(split="test", num_products=webshop.config.num_products)
     assert_replays(fresh, res.best, 7)
@@ -171,9 +179,9 @@ def test_mc_labels_with_gamma_discount_by_the_steps_to_the_end(tmp_path, webshop
     expected = []
     for node in replay(webshop, ep, max_steps=15):  # the deterministic expert finishes n steps later
         n = 0 if node.done else rollout(webshop, scripted_sampler(0.0), node, seed=0, max_steps=15)[1]
-        expected.append(0.9 ** n)
+        expected.append(0.9**n)
     assert labels.q.tolist() == pytest.approx(expected)
-    assert labels.q[-1] == 1.0 and labels.q[0] < 0.9 ** 2
+    assert labels.q[-1] == 1.0 and labels.q[0] < 0.9**2
     with pytest.raises(ValueError, match="gamma"):
         mc_labels(webshop, ep, scripted_sampler(0.0), k=1, seed=0, max_steps=15, gamma=1.5)
 

@@ -55,14 +55,16 @@ def test_truncated_bootstraps_terminated_does_not():
     assert end.q[-1] == pytest.approx(0.0)  # a real end (or a cut scored as failure): the outcome
     boot = td_targets(v, r, np.array([2]), np.array([False]), lam=0.5, mode="sarsa", bootstrap=np.array([0.9]))
     assert boot.q[-1] == pytest.approx(0.9)
-    assert td_targets(v, r, np.array([2]), np.array([True]), lam=0.5, mode="sarsa", bootstrap=np.array([0.9])).q[-1] == 0.0
+    assert (
+        td_targets(v, r, np.array([2]), np.array([True]), lam=0.5, mode="sarsa", bootstrap=np.array([0.9])).q[-1] == 0.0
+    )
 
 
 def _reference(values, rewards, lengths, terminal, gamma, lam, mode):
     """Plain per-trajectory loop straight from the formulas."""
     out, pos = [], 0
     for n, term in zip(lengths, terminal):
-        v, r = values[pos: pos + n], rewards[pos: pos + n]
+        v, r = values[pos : pos + n], rewards[pos : pos + n]
         delta = np.zeros(n)
         for t in range(n):
             if mode == "paper":
@@ -110,15 +112,43 @@ def test_bad_shapes_are_rejected():
 
 
 def _episode(rewards, terminated, truncated, success=False):
-    steps = [StepRecord(index=i, raw_output="", action=f"a{i}", observation=f"o{i + 1}", reward=r,
-                        terminated=terminated and i == len(rewards) - 1, truncated=truncated and i == len(rewards) - 1)
-             for i, r in enumerate(rewards)]
-    return EpisodeRecord(episode_id="e", env="toy", env_id="toy", seed=0, instruction="do it", initial_observation="o0",
-                         brain="b", steps=steps, outcome=Outcome(reward=rewards[-1], total_reward=sum(rewards), success=success,
-                                                                 terminated=terminated, truncated=truncated),
-                         stats=EpisodeStats(steps=len(steps), env_steps=len(steps), invalid_actions=0, parse_failures=0,
-                                            tokens_in=0, tokens_out=0, brain_time_s=0, wall_time_s=0),
-                         started_at=0, finished_at=0)
+    steps = [
+        StepRecord(
+            index=i,
+            raw_output="",
+            action=f"a{i}",
+            observation=f"o{i + 1}",
+            reward=r,
+            terminated=terminated and i == len(rewards) - 1,
+            truncated=truncated and i == len(rewards) - 1,
+        )
+        for i, r in enumerate(rewards)
+    ]
+    return EpisodeRecord(
+        episode_id="e",
+        env="toy",
+        env_id="toy",
+        seed=0,
+        instruction="do it",
+        initial_observation="o0",
+        brain="b",
+        steps=steps,
+        outcome=Outcome(
+            reward=rewards[-1], total_reward=sum(rewards), success=success, terminated=terminated, truncated=truncated
+        ),
+        stats=EpisodeStats(
+            steps=len(steps),
+            env_steps=len(steps),
+            invalid_actions=0,
+            parse_failures=0,
+            tokens_in=0,
+            tokens_out=0,
+            brain_time_s=0,
+            wall_time_s=0,
+        ),
+        started_at=0,
+        finished_at=0,
+    )
 
 
 def test_records_map_states_actions_and_ends():

@@ -34,10 +34,22 @@ def runs(tmp_path_factory, shop_kwargs):
 
 
 def small_cfg(runs: Path, out: Path, backbone: str, **kw) -> dict:
-    cfg = {"data": [str(runs / "train")], "eval_data": [str(runs / "heldout")], "out": str(out), "backbone": backbone,
-           "text": {"max_length": 128, "obs_tokens": 24, "action_tokens": 12, "instruction_tokens": 40},
-           "epochs": 3, "batch_size": 4, "grad_accum": 1, "lr": 1e-3, "head_lr": 1e-2, "freeze_embeddings": False,
-           "progress": False, "seed": 0, "threads": 2}
+    cfg = {
+        "data": [str(runs / "train")],
+        "eval_data": [str(runs / "heldout")],
+        "out": str(out),
+        "backbone": backbone,
+        "text": {"max_length": 128, "obs_tokens": 24, "action_tokens": 12, "instruction_tokens": 40},
+        "epochs": 3,
+        "batch_size": 4,
+        "grad_accum": 1,
+        "lr": 1e-3,
+        "head_lr": 1e-2,
+        "freeze_embeddings": False,
+        "progress": False,
+        "seed": 0,
+        "threads": 2,
+    }
     return cfg | kw
 
 
@@ -46,7 +58,9 @@ def test_loss_matches_the_formula():
     q = torch.tensor([0.3, 0.9, 0.0, 1.0])
     parts = prm_loss(v, q, [2, 2], beta=2.0)
     l_q = 0.5 * np.mean((v.detach().numpy() - q.numpy()) ** 2)
-    l_a = 0.5 * np.mean([((0.5 - 0.2) - (0.9 - 0.3)) ** 2, ((0.4 - 0.1) - (1.0 - 0.0)) ** 2])  # no pair across trajectories
+    l_a = 0.5 * np.mean(
+        [((0.5 - 0.2) - (0.9 - 0.3)) ** 2, ((0.4 - 0.1) - (1.0 - 0.0)) ** 2]
+    )  # no pair across trajectories
     assert parts.l_q == pytest.approx(l_q) and parts.l_a == pytest.approx(l_a)
     assert float(parts.loss.detach()) == pytest.approx(l_q + 2.0 * l_a)
     parts.loss.backward()
@@ -80,7 +94,9 @@ def test_training_lowers_heldout_loss_and_resumes(runs, tmp_path, tiny_backbone)
 
     assert finite(more[2]) == finite(first[2])  # the resumed run kept the first run's history
     hist = json.loads((out / "history.json").read_text())
-    assert len(hist["epochs"]) == 4 and hist["updates"][-1]["update"] == len(hist["updates"])  # one log entry per update, across the resume
+    assert len(hist["epochs"]) == 4 and hist["updates"][-1]["update"] == len(
+        hist["updates"]
+    )  # one log entry per update, across the resume
 
 
 def test_dense_rewards_are_written_into_records(runs, tiny_backbone):
@@ -100,16 +116,53 @@ def test_dense_rewards_are_written_into_records(runs, tiny_backbone):
 @pytest.mark.slow
 def test_cli_trains_from_an_agents_run_folder(tmp_path, tiny_backbone, shop_kwargs):
     run = tmp_path / "run"
-    res = subprocess.run([sys.executable, "-m", "agents.run", "env=webshop", "brain=scripted", "brain.epsilon=0.5",
-                          "memory=none", "episodes=8", f"+env.kwargs.num_products={shop_kwargs['num_products']}",
-                          f"out={run}", "progress=false"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agents.run",
+            "env=webshop",
+            "brain=scripted",
+            "brain.epsilon=0.5",
+            "memory=none",
+            "episodes=8",
+            f"+env.kwargs.num_products={shop_kwargs['num_products']}",
+            f"out={run}",
+            "progress=false",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     out = tmp_path / "prm"
-    res = subprocess.run([sys.executable, "-m", "prm.train", f"data=[{run}]", f"out={out}", f"backbone={tiny_backbone}",
-                          "epochs=1", "eval_fraction=0.3", "text.max_length=128", "text.obs_tokens=48", "progress=false"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "prm.train",
+            f"data=[{run}]",
+            f"out={out}",
+            f"backbone={tiny_backbone}",
+            "epochs=1",
+            "eval_fraction=0.3",
+            "text.max_length=128",
+            "text.obs_tokens=48",
+            "progress=false",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     assert (out / "final" / "head.safetensors").is_file() and "AgentPRM training" in res.stderr
-    bad = subprocess.run([sys.executable, "-m", "prm.train", f"data=[{tmp_path / 'nope'}]", f"out={out}2"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    bad = subprocess.run(
+        [sys.executable, "-m", "prm.train", f"data=[{tmp_path / 'nope'}]", f"out={out}2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode == 2 and "no trajectories" in bad.stderr and "Traceback" not in bad.stderr

@@ -59,7 +59,8 @@ def test_pages_and_paging(env):
     obs, *_, info = env.step(item)
     assert info["page"] == "item"
     assert {"click[buy now]", "click[description]", "click[features]", "click[reviews]", "click[< prev]"} <= set(
-        info["available_actions"])
+        info["available_actions"]
+    )
     for detail in ("description", "features", "reviews"):
         _, *_, info = env.step(f"click[{detail}]")
         assert info["page"] == "detail"
@@ -125,7 +126,16 @@ def test_reward_only_at_buy_and_info_breakdown(env):
     r, actions, info = run_expert(env, 2)
     assert actions[-1] == "click[buy now]"
     bd = info["reward_breakdown"]
-    assert set(bd) >= {"reward", "r_type", "r_att", "r_option", "r_price", "title_score", "attribute_hits", "option_hits"}
+    assert set(bd) >= {
+        "reward",
+        "r_type",
+        "r_att",
+        "r_option",
+        "r_price",
+        "title_score",
+        "attribute_hits",
+        "option_hits",
+    }
     assert bd["reward"] == r
 
 

@@ -17,7 +17,9 @@ def test_catalog_is_seeded_and_goals_split_disjoint():
     assert [a.product(i) for i in range(0, 3000, 97)] == [b.product(i) for i in range(0, 3000, 97)]
     assert a.product(5).name != c.product(5).name
     asins = {s: {g.asin for g in a.goals(s)} for s in ("train", "eval", "test")}
-    assert not asins["train"] & asins["eval"] and not asins["train"] & asins["test"] and not asins["eval"] & asins["test"]
+    assert (
+        not asins["train"] & asins["eval"] and not asins["train"] & asins["test"] and not asins["eval"] & asins["test"]
+    )
     assert sum(len(a.goals(s)) for s in ("train", "eval", "test")) == 3_000
     assert 0.03 < len(a.goals("test")) / 3000 < 0.07
 

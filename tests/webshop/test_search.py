@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from envs.webshop.paths import cache_dir

@@ -18,8 +18,16 @@ from envs.webshop.web import create_app
 from .conftest import SMALL
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def expert_plan(goal_index: int) -> tuple[list[str], float]:
@@ -44,7 +52,7 @@ def test_http_episode_matches_env():
     page_url = r.headers["location"]
     actions, reward = expert_plan(4)
     for a in actions:
-        form = {"action": "search[...]", "query": a[len("search["):-1]} if a.startswith("search[") else {"action": a}
+        form = {"action": "search[...]", "query": a[len("search[") : -1]} if a.startswith("search[") else {"action": a}
         r = client.post(page_url + "/act", data=form)
         assert r.status_code == 200 and "id='error'" not in r.text
     assert re.search(r'<span id="reward">([\d.]+)</span>', r.text).group(1) == f"{reward:.4f}"
@@ -60,7 +68,9 @@ def server_url():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(num_products=SMALL), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(num_products=SMALL), host="127.0.0.1", port=port, log_level="warning")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.time() + 30
@@ -73,15 +83,20 @@ def server_url():
     thread.join(timeout=10)
 
 
-@pytest.mark.skipif(not CHROMIUM.exists() and shutil.which("chromium") is None,
-                    reason="Debian chromium is not installed (apt-get install -y chromium)")
+@pytest.mark.skipif(
+    not CHROMIUM.exists() and shutil.which("chromium") is None,
+    reason="Debian chromium is not installed (apt-get install -y chromium)",
+)
 def test_browser_episode_by_clicking(server_url, tmp_path):
     playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
     goal_index = 7
     actions, reward = expert_plan(goal_index)
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM if CHROMIUM.exists() else shutil.which("chromium")),
-                                    args=CHROMIUM_ARGS, headless=True)
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM if CHROMIUM.exists() else shutil.which("chromium")),
+            args=CHROMIUM_ARGS,
+            headless=True,
+        )
         try:
             page = browser.new_page()
             page.goto(f"{server_url}/?split=test&start={goal_index}")
@@ -91,11 +106,11 @@ def test_browser_episode_by_clicking(server_url, tmp_path):
             assert WebShopEnv(num_products=SMALL, split="test").goals[goal_index].instruction in instruction
             for a in actions:
                 if a.startswith("search["):
-                    page.fill("#search-input", a[len("search["):-1])
+                    page.fill("#search-input", a[len("search[") : -1])
                     page.click("button[value='search[...]']")
                 else:
-                    label = a[len("click["):-1]
-                    page.click(f"button[value=\"click[{label}]\"]")
+                    label = a[len("click[") : -1]
+                    page.click(f'button[value="click[{label}]"]')
                 page.wait_for_load_state("load")
                 assert page.query_selector("#error") is None, page.inner_text("#error")
             shown = page.inner_text("#reward")
