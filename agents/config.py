@@ -209,6 +209,19 @@ def register_schemas(schemas: dict[str, type[BaseModel]] | None = None) -> None:
     for name, model in (schemas or {"run_schema": RunConfig, "collect_schema": CollectConfig}).items():
         cs.store(name=name, node=schema_defaults(model))
     cs.store(group="agent", name="default", node=AgentConfig().model_dump())
+    _register_plugin_presets(cs)
+
+
+def _register_plugin_presets(cs: Any) -> None:
+    """`brain=<plugin>` / `memory=<plugin>` work on the command line for installed plugins (a preset with just the name)."""
+    from agents.brains.registry import brain_names
+    from agents.memory.registry import memory_names
+
+    conf = Path(__file__).parent / "conf"
+    for group, names in (("brain", brain_names()), ("memory", memory_names())):
+        for name in names:
+            if not (conf / group / f"{name}.yaml").exists():
+                cs.store(group=group, name=name, node={"name": name})
 
 
 def describe_errors(err: ValidationError, model: type[BaseModel]) -> str:

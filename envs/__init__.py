@@ -37,6 +37,9 @@ def register_all() -> None:
     for name, (env_id, entry_point) in (*ENVS.items(), *PROXIES.items()):
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point=entry_point, max_episode_steps=MAX_EPISODE_STEPS.get(name))
+    from envs.registry import load_env_plugins  # installed plugins' envs (entry-point group agentsim.envs)
+
+    load_env_plugins()
 
 
 register_all()

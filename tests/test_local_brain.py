@@ -1,14 +1,31 @@
 """The embedded llama.cpp brain, with the real Gemma 3 270M GGUF."""
 
+import logging
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
+import pytest
 
+from agents.brains.base import AsyncChoosingBrain, BrainError, CheckableBrain, EnvBoundBrain, ForkableBrain, writes_text
+from agents.brains.llama_adapter import (
+    REQUIRED_INTERNALS,
+    LlamaRuntime,
+    declared_requirement,
+    missing_instance_attrs,
+    missing_internals,
+)
 from agents.core import Agent, run_episode
 from tests.toy_env import ENV_ID
 
-MSGS = [{"role": "system", "content": "You are a shopping agent. Reply with one action."},
-        {"role": "user", "content": "Task: buy a red cotton t-shirt under 20 dollars.\nObservation: [B01] Red cotton "
-                                    "T-shirt $12; [B02] Blue denim jeans $40.\nAvailable actions:\n- click[B01]\n- click[B02]"}]
+MSGS = [
+    {"role": "system", "content": "You are a shopping agent. Reply with one action."},
+    {
+        "role": "user",
+        "content": "Task: buy a red cotton t-shirt under 20 dollars.\nObservation: [B01] Red cotton "
+        "T-shirt $12; [B02] Blue denim jeans $40.\nAvailable actions:\n- click[B01]\n- click[B02]",
+    },
+]
 CANDS = ["click[B01]", "click[B02]", "click[next >]", "click[back to search]"]
 
 
@@ -51,10 +68,12 @@ def test_sum_scores_match_token_by_token_generation_logprobs(local_brain):
     for i in range(k, len(full)):
         llm.n_tokens = 0
         llm.eval(full[:i])
-        logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).astype(np.float64)
+        logits = local_brain.runtime.last_logits().astype(np.float64)
         total += logits[full[i]] - logits.max() - np.log(np.exp(logits - logits.max()).sum())
     local_brain._last_logits = None
-    assert abs(out.candidates[0].logprob - total) < 0.05  # batched vs one-token kernels differ slightly; an off-by-one differs by nats
+    assert (
+        abs(out.candidates[0].logprob - total) < 0.05
+    )  # batched vs one-token kernels differ slightly; an off-by-one differs by nats
 
 
 def test_sampling_gives_distinct_candidates_and_is_seeded(local_brain):
@@ -100,3 +119,60 @@ def test_batched_multi_sequence_scoring_matches_one_by_one(local_brain):
     b = [c.logprob for c in single.choose(MSGS, many, prefix="Action: ").candidates]
     np.testing.assert_allclose(a, b, rtol=0.05, atol=0.3)  # float noise from batched kernels and KV layout
     assert int(np.argmax(a)) == int(np.argmax(b))
+
+
+# ------------------------------------------------------------------ the llama.cpp adapter
+def test_llama_cpp_internals_the_adapter_uses_are_all_there(local_brain):
+    """Fails naming `module.attr` when a llama-cpp-python release renames an internal the adapter uses."""
+    missing = missing_internals() + missing_instance_attrs(local_brain.llm)
+    assert not missing, f"llama-cpp-python changed internals agents/brains/llama_adapter.py relies on: {missing}"
+
+
+def test_installed_llama_cpp_is_within_the_tested_bound():
+    """pyproject.toml bounds llama-cpp-python above, and what runs these tests is inside that bound."""
+    import llama_cpp
+
+    tomllib = pytest.importorskip("tomllib")
+    requirement = pytest.importorskip("packaging.requirements")
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    reqs = [requirement.Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
+    llama = [r for r in reqs if r.name == "llama-cpp-python"]
+    assert len(llama) == 2 and len({str(r.specifier) for r in llama}) == 1, f"one bound for both lines: {llama}"
+    spec = llama[0].specifier
+    assert any(s.operator in ("<", "<=", "==", "~=") for s in spec), f"no upper bound on llama-cpp-python: {spec}"
+    assert llama_cpp.__version__ in spec, f"llama-cpp-python {llama_cpp.__version__} is outside the tested bound {spec}"
+    assert declared_requirement().startswith("llama-cpp-python")
+
+
+def test_a_missing_internal_is_a_loud_error_naming_it(monkeypatch, gguf_path):
+    from llama_cpp import _internals
+
+    monkeypatch.delattr(_internals.LlamaContext, "kv_cache_seq_cp")
+    assert missing_internals() == ["llama_cpp._internals.LlamaContext.kv_cache_seq_cp"]
+    with pytest.raises(BrainError, match=r"lacks internals .*llama_cpp\._internals\.LlamaContext\.kv_cache_seq_cp"):
+        LlamaRuntime(gguf_path, n_ctx=256, n_threads=1, seed=0, n_seq=2)
+    assert ("llama_cpp._internals", "LlamaContext.kv_cache_seq_cp") in REQUIRED_INTERNALS
+
+
+def test_llama_cpp_logging_is_silent_unless_debug(capfd, caplog, gguf_path):
+    """Loading a model and swapping in the multi-sequence context prints nothing; at DEBUG the lines reach logging."""
+    from agents.brains.local import LocalBrain
+
+    capfd.readouterr()
+    brain = LocalBrain(model=gguf_path, n_ctx=512, n_seq=4)
+    brain.choose(MSGS, CANDS[:2], prefix="Action: ")
+    out, err = capfd.readouterr()
+    assert out == "" and err == "", f"llama.cpp printed to the terminal: {(out + err)[:500]}"
+
+    caplog.set_level(logging.DEBUG, logger="llama_cpp.native")
+    LocalBrain(model=gguf_path, n_ctx=512, n_seq=4)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    lines = [r.getMessage() for r in caplog.records if r.name == "llama_cpp.native"]
+    assert lines and all(r.levelno == logging.DEBUG for r in caplog.records if r.name == "llama_cpp.native")
+    assert any("llama_" in line for line in lines)
+
+
+def test_local_brain_declares_its_capabilities(local_brain):
+    assert isinstance(local_brain, AsyncChoosingBrain) and writes_text(local_brain)
+    assert not isinstance(local_brain, (EnvBoundBrain, ForkableBrain, CheckableBrain))

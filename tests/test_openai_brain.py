@@ -90,11 +90,27 @@ def test_remote_endpoint_without_key_is_refused(monkeypatch):
 
 def test_cli_dead_endpoint_is_one_clear_message(tmp_path):
     port = free_port()
-    res = subprocess.run([sys.executable, "-m", "agents.run", "env=gym", f"env.id={ENV_ID}",
-                          "env.entry_point=tests.toy_env:CorridorEnv", "brain=openai",
-                          f"brain.base_url=http://127.0.0.1:{port}/v1", "brain.max_retries=0", "memory=none",
-                          "episodes=1", f"out={tmp_path}/run", "progress=false"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agents.run",
+            "env=gym",
+            f"env.id={ENV_ID}",
+            "env.entry_point=tests.toy_env:CorridorEnv",
+            "brain=openai",
+            f"brain.base_url=http://127.0.0.1:{port}/v1",
+            "brain.max_retries=0",
+            "memory=none",
+            "episodes=1",
+            f"out={tmp_path}/run",
+            "progress=false",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 2
     assert f"could not reach http://127.0.0.1:{port}/v1/chat/completions" in res.stderr
     assert "Traceback" not in res.stderr

@@ -44,6 +44,7 @@ TEMPLATES = {"gemma": (gemma, ["<end_of_turn>", "<start_of_turn>"]), "chatml": (
 
 
 def template_for(model_path: str, architecture: str = "") -> str:
+    """Pick the chat format for a GGUF by its file name or architecture (Gemma, else ChatML)."""
     name = model_path.lower()
     if "gemma" in name or architecture.startswith("gemma"):
         return "gemma"

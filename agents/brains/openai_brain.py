@@ -18,8 +18,10 @@ import openai
 
 from agents.brains.base import BrainError, BrainOutput, Message, ToolCall, approx_tokens
 
-LOCAL_SERVER_HINT = ("start a local one with: python -m llama_cpp.server --model $(python -m agents.brains.model_files) "
-                     "--host 127.0.0.1 --port 8000   and pass brain.base_url=http://127.0.0.1:8000/v1")
+LOCAL_SERVER_HINT = (
+    "start a local one with: python -m llama_cpp.server --model $(python -m agents.brains.model_files) "
+    "--host 127.0.0.1 --port 8000   and pass brain.base_url=http://127.0.0.1:8000/v1"
+)
 
 
 def _is_loopback(url: str) -> bool:
@@ -33,11 +35,23 @@ def _is_loopback(url: str) -> bool:
 
 
 class OpenAIBrain:
-    name = "openai"
+    """A brain behind any OpenAI-compatible HTTP endpoint, with retries and errors that say what to fix."""
 
-    def __init__(self, base_url: str = "https://api.openai.com/v1", model: str = "gpt-4o-mini", api_key: str | None = None,
-                 temperature: float = 0.0, max_tokens: int = 256, timeout_s: float = 60.0, max_retries: int = 4,
-                 logprobs: bool = False, tool_choice: Any = "auto") -> None:
+    name = "openai"
+    can_write_text = True
+
+    def __init__(
+        self,
+        base_url: str = "https://api.openai.com/v1",
+        model: str = "gpt-4o-mini",
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        logprobs: bool = False,
+        tool_choice: Any = "auto",
+    ) -> None:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if not _is_loopback(base_url):
@@ -47,30 +61,47 @@ class OpenAIBrain:
         self.temperature, self.max_tokens, self.logprobs = temperature, max_tokens, logprobs
         self.tool_choice = tool_choice  # "auto" | "required" | a tool name (forced)
         timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
-        self._kw = dict(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=max_retries)
+        self._kw: dict[str, Any] = {
+            "base_url": self.base_url,
+            "api_key": key,
+            "timeout": timeout,
+            "max_retries": max_retries,
+        }
         self._sync: openai.OpenAI | None = None
         self._async: openai.AsyncOpenAI | None = None
 
     @property
     def client(self) -> openai.OpenAI:
+        """The sync SDK client, built on first use (so a brain can be made without network)."""
         if self._sync is None:
             self._sync = openai.OpenAI(**self._kw)
         return self._sync
 
     @property
     def aclient(self) -> openai.AsyncOpenAI:
+        """The async SDK client, built on first use."""
         if self._async is None:
             self._async = openai.AsyncOpenAI(**self._kw)
         return self._async
 
     def count_tokens(self, text: str) -> int:
+        """Approximate count (about 4 characters a token)."""
         return approx_tokens(text)  # no tokenizer download at run time; ~4 chars a token
 
-    def _request(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
-                 stop: list[str] | None, tools: list[dict] | None) -> dict[str, Any]:
-        req: dict[str, Any] = {"model": self.model, "messages": messages,
-                               "temperature": self.temperature if temperature is None else temperature,
-                               "max_tokens": max_tokens or self.max_tokens}
+    def _request(
+        self,
+        messages: list[Message],
+        temperature: float | None,
+        max_tokens: int | None,
+        stop: list[str] | None,
+        tools: list[dict] | None,
+    ) -> dict[str, Any]:
+        req: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature if temperature is None else temperature,
+            "max_tokens": max_tokens or self.max_tokens,
+        }
         if stop:
             req["stop"] = stop
         if tools:
@@ -87,16 +118,24 @@ class OpenAIBrain:
     def _error(self, e: Exception) -> BrainError:
         url = f"{self.base_url}/chat/completions"
         if isinstance(e, openai.APITimeoutError):
-            return BrainError(f"{url} did not answer in time after retries ({e}). Raise brain.timeout_s or check the server.")
+            return BrainError(
+                f"{url} did not answer in time after retries ({e}). Raise brain.timeout_s or check the server."
+            )
         if isinstance(e, openai.APIConnectionError):
-            return BrainError(f"could not reach {url} ({e.__cause__ or e}). Check brain.base_url, or {LOCAL_SERVER_HINT}")
+            return BrainError(
+                f"could not reach {url} ({e.__cause__ or e}). Check brain.base_url, or {LOCAL_SERVER_HINT}"
+            )
         if isinstance(e, openai.AuthenticationError):
             return BrainError(f"{url} rejected the API key (401). Set OPENAI_API_KEY or brain.api_key.")
         if isinstance(e, openai.NotFoundError):
-            return BrainError(f"{url} answered 404: wrong brain.base_url (it should end in /v1) or unknown model {self.model!r}.")
+            return BrainError(
+                f"{url} answered 404: wrong brain.base_url (it should end in /v1) or unknown model {self.model!r}."
+            )
         if isinstance(e, openai.APIStatusError):
             return BrainError(f"{url} answered HTTP {e.status_code} after retries: {str(e)[:300]}")
-        return BrainError(f"{url} returned a response that is not a valid chat completion ({type(e).__name__}: {str(e)[:300]})")
+        return BrainError(
+            f"{url} returned a response that is not a valid chat completion ({type(e).__name__}: {str(e)[:300]})"
+        )
 
     def _output(self, resp: Any, t0: float) -> BrainOutput:
         try:
@@ -104,23 +143,39 @@ class OpenAIBrain:
             msg = choice.message
         except (AttributeError, IndexError, TypeError) as e:
             raise BrainError(f"{self.base_url}/chat/completions returned no choices: {str(resp)[:300]}") from e
-        calls = [ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "")
-                 for c in (msg.tool_calls or []) if getattr(c, "function", None)]
+        calls = [
+            ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "")
+            for c in (msg.tool_calls or [])
+            if getattr(c, "function", None)
+        ]
         lps = None
         if getattr(choice, "logprobs", None) is not None and choice.logprobs.content:
             lps = [float(t.logprob) for t in choice.logprobs.content]
         usage = resp.usage
         text = msg.content or ""
-        return BrainOutput(text=text, tool_calls=calls,
-                           tokens_in=int(usage.prompt_tokens) if usage else approx_tokens(str(resp)),
-                           tokens_out=int(usage.completion_tokens) if usage else approx_tokens(text),
-                           latency_s=time.perf_counter() - t0, logprobs=lps, finish_reason=choice.finish_reason,
-                           model=getattr(resp, "model", None) or self.model)
+        return BrainOutput(
+            text=text,
+            tool_calls=calls,
+            tokens_in=int(usage.prompt_tokens) if usage else approx_tokens(str(resp)),
+            tokens_out=int(usage.completion_tokens) if usage else approx_tokens(text),
+            latency_s=time.perf_counter() - t0,
+            logprobs=lps,
+            finish_reason=choice.finish_reason,
+            model=getattr(resp, "model", None) or self.model,
+        )
 
     _FAIL = (openai.OpenAIError, ValueError, TypeError)
 
-    def complete(self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-                 stop: list[str] | None = None, tools: list[dict] | None = None) -> BrainOutput:
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stop: list[str] | None = None,
+        tools: list[dict] | None = None,
+    ) -> BrainOutput:
+        """One chat completion; failures the SDK's retries cannot fix become a BrainError."""
         t0 = time.perf_counter()
         try:
             resp = self.client.chat.completions.create(**self._request(messages, temperature, max_tokens, stop, tools))
@@ -128,11 +183,21 @@ class OpenAIBrain:
             raise self._error(e) from e
         return self._output(resp, t0)
 
-    async def acomplete(self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-                        stop: list[str] | None = None, tools: list[dict] | None = None) -> BrainOutput:
+    async def acomplete(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stop: list[str] | None = None,
+        tools: list[dict] | None = None,
+    ) -> BrainOutput:
+        """`complete` over the async client (no thread per request)."""
         t0 = time.perf_counter()
         try:
-            resp = await self.aclient.chat.completions.create(**self._request(messages, temperature, max_tokens, stop, tools))
+            resp = await self.aclient.chat.completions.create(
+                **self._request(messages, temperature, max_tokens, stop, tools)
+            )
         except self._FAIL as e:
             raise self._error(e) from e
         return self._output(resp, t0)

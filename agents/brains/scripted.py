@@ -14,11 +14,15 @@ from typing import Any
 import gymnasium as gym
 
 from agents.brains.base import BrainError, BrainOutput, CandidateScore, Message, SyncBrainMixin, approx_tokens
+from envs.capabilities import HasAsyncExpert
 from envs.contract import SLOT, HasExpert
 
 
 class ScriptedBrain(SyncBrainMixin):
+    """The env's expert with epsilon noise: a cheap, deterministic baseline and data source (no language model)."""
+
     name = "scripted"
+    can_write_text = False  # its text is a policy's, not a model's: memories use their rule-based versions
 
     def __init__(self, epsilon: float = 0.0, seed: int = 0) -> None:
         if not 0.0 <= epsilon <= 1.0:
@@ -28,18 +32,21 @@ class ScriptedBrain(SyncBrainMixin):
         self._rng = random.Random(seed)
         self._env: Any = None
 
-    def fork(self, seed: int) -> "ScriptedBrain":
+    def fork(self, seed: int) -> ScriptedBrain:
         """A fresh instance for one episode: the brain holds the env it is bound to."""
         return ScriptedBrain(self.epsilon, seed)
 
     def bind_env(self, env: gym.Env) -> None:
+        """Follow this env's expert; raises BrainError if it has none."""
         base = env.unwrapped
         if not isinstance(base, HasExpert):
-            raise BrainError(f"brain=scripted needs an env with an expert policy (expert_action()); "
-                             f"{type(base).__name__} has none")
+            raise BrainError(
+                f"brain=scripted needs an env with an expert policy (expert_action()); {type(base).__name__} has none"
+            )
         self._env = base
 
     def count_tokens(self, text: str) -> int:
+        """Approximate count: there is no tokenizer, only budgets to respect."""
         return approx_tokens(text)
 
     def _expert(self) -> str:
@@ -54,26 +61,49 @@ class ScriptedBrain(SyncBrainMixin):
         return rng.choice(concrete) if concrete and rng.random() < self.epsilon else None
 
     def _output(self, action: str, candidates: list[str], prefix: str, t0: float) -> BrainOutput:
-        scores = [CandidateScore(text=c, logprob=0.0 if c == action else -1e9, n_tokens=0,
-                                 score=1.0 if c == action else 0.0) for c in candidates if SLOT not in c]
-        return BrainOutput(text=prefix + action, latency_s=time.perf_counter() - t0, candidates=scores, model=self.model)
+        scores = [
+            CandidateScore(text=c, logprob=0.0 if c == action else -1e9, n_tokens=0, score=1.0 if c == action else 0.0)
+            for c in candidates
+            if SLOT not in c
+        ]
+        return BrainOutput(
+            text=prefix + action, latency_s=time.perf_counter() - t0, candidates=scores, model=self.model
+        )
 
-    def choose(self, messages: list[Message], candidates: list[str], *, temperature: float = 0.0,
-               prefix: str = "", seed: int | None = None) -> BrainOutput:
+    def choose(
+        self,
+        messages: list[Message],
+        candidates: list[str],
+        *,
+        temperature: float = 0.0,
+        prefix: str = "",
+        seed: int | None = None,
+    ) -> BrainOutput:
+        """The expert's action, or with probability epsilon a random concrete candidate."""
         t0 = time.perf_counter()
         return self._output(self._noise(candidates, seed) or self._expert(), candidates, prefix, t0)
 
-    async def achoose(self, messages: list[Message], candidates: list[str], *, temperature: float = 0.0,
-                      prefix: str = "", seed: int | None = None) -> BrainOutput:
+    async def achoose(
+        self,
+        messages: list[Message],
+        candidates: list[str],
+        *,
+        temperature: float = 0.0,
+        prefix: str = "",
+        seed: int | None = None,
+    ) -> BrainOutput:
         """Async path: a remote env's expert is an HTTP call, which must not block the event loop."""
         t0 = time.perf_counter()
         action = self._noise(candidates, seed)
         if action is None:
-            aexpert = getattr(self._env, "aexpert_action", None)
-            action = await aexpert() if aexpert is not None else self._expert()
+            action = await self._env.aexpert_action() if isinstance(self._env, HasAsyncExpert) else self._expert()
         return self._output(action, candidates, prefix, t0)
 
     def complete(self, messages: list[Message], **_: Any) -> BrainOutput:
+        """The expert's action in ReAct form, for agents in generate mode."""
         t0 = time.perf_counter()
-        return BrainOutput(text=f"Thought: follow the expert policy.\nAction: {self._expert()}",
-                           latency_s=time.perf_counter() - t0, model=self.model)
+        return BrainOutput(
+            text=f"Thought: follow the expert policy.\nAction: {self._expert()}",
+            latency_s=time.perf_counter() - t0,
+            model=self.model,
+        )

@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium as gym
 
 import envs  # noqa: F401  (registers the project's envs)
+import envs.registry
 from agents.brains.base import Brain, writes_text
 from agents.brains.registry import make_brain
 from agents.config import AgentConfig, BrainConfig, ConfigError, EnvConfig, MemoryConfig, validate_config
@@ -25,7 +26,7 @@ def make_env(env_cfg: EnvConfig | dict[str, Any], max_episode_steps: int | None 
     The step limit is Gymnasium's `TimeLimit` (`max_episode_steps`, default `env.max_steps`): one limit,
     enforced by the wrapper and reported as `truncated=True`."""
     cfg: EnvConfig = validate_config(EnvConfig, env_cfg)
-    env_id, entry = cfg.id, cfg.entry_point
+    env_id, entry = envs.registry.env_id(cfg.id), cfg.entry_point  # a short name (webshop, a plugin's) works too
     if entry and env_id not in gym.registry:
         gym.register(id=env_id, entry_point=entry)
     if env_id not in gym.registry:

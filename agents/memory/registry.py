@@ -3,10 +3,16 @@
 Options for a single memory go as keyword arguments; for a composite, as one dict per part name
 (`make_memory("working+facts", working={"max_items": 20}, facts={"multi_valued": ["likes"]})`), plus an
 optional `weights` dict for the budget split. Unknown names and options fail with the valid choices.
+
+Third-party packages add memories through the entry-point group `agentsim.memories`:
+
+    [project.entry-points."agentsim.memories"]
+    notes = "my_pkg.memory:NotesMemory"    # a class or function; gets brain= if it has that parameter
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -14,48 +20,38 @@ from pydantic import ValidationError
 
 from agents.memory.base import Memory
 from agents.memory.composite import CompositeMemory
+from agents.plugins import MEMORY_GROUP, PluginError, Registry
+
+# A factory is called with the memory's options as keyword arguments, plus `brain=` if it has a
+# `brain` parameter (memories that summarise, reflect or extract with the agent's model).
+MEMORY_REGISTRY: Registry[Memory] = Registry("memory", MEMORY_GROUP)
+MEMORY_REGISTRY.register("working", "agents.memory.working:WorkingMemory")
+MEMORY_REGISTRY.register("summary", "agents.memory.summary:SummaryMemory")
+MEMORY_REGISTRY.register("episodic", "agents.memory.episodic:EpisodicMemory")
+MEMORY_REGISTRY.register("reflective", "agents.memory.reflective:ReflectiveMemory")
+MEMORY_REGISTRY.register("facts", "agents.memory.facts:FactsMemory")
 
 
-def _working(brain: Any, **kw: Any) -> Memory:
-    from agents.memory.working import WorkingMemory
-
-    return WorkingMemory(**kw)
-
-
-def _summary(brain: Any, **kw: Any) -> Memory:
-    from agents.memory.summary import SummaryMemory
-
-    return SummaryMemory(brain=brain, **kw)
-
-
-def _episodic(brain: Any, **kw: Any) -> Memory:
-    from agents.memory.episodic import EpisodicMemory
-
-    return EpisodicMemory(**kw)
-
-
-def _reflective(brain: Any, **kw: Any) -> Memory:
-    from agents.memory.reflective import ReflectiveMemory
-
-    return ReflectiveMemory(brain=brain, **kw)
-
-
-def _facts(brain: Any, **kw: Any) -> Memory:
-    from agents.memory.facts import FactsMemory
-
-    return FactsMemory(brain=brain, **kw)
-
-
-BUILDERS: dict[str, Callable[..., Memory]] = {
-    "working": _working, "summary": _summary, "episodic": _episodic, "reflective": _reflective, "facts": _facts,
-}
+def _takes_brain(factory: Callable[..., Memory]) -> bool:
+    try:
+        return "brain" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False
 
 
 def _build_one(name: str, brain: Any, kwargs: dict[str, Any]) -> Memory:
-    if name not in BUILDERS:
-        raise ValueError(f"unknown memory {name!r}; valid: {', '.join(BUILDERS)} (combine with '+', e.g. working+reflective)")
     try:
-        return BUILDERS[name](brain, **kwargs)
+        factory = MEMORY_REGISTRY.get(name)
+    except PluginError as e:
+        if name in MEMORY_REGISTRY:
+            raise  # known but broken plugin: its own message says why
+        raise ValueError(
+            f"unknown memory {name!r}; valid: {', '.join(memory_names())} (combine with '+', e.g. working+reflective)"
+        ) from e
+    if _takes_brain(factory):
+        kwargs = {"brain": brain, **kwargs}
+    try:
+        return factory(**kwargs)
     except ValidationError as e:
         bad = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
         raise ValueError(f"invalid options for {name} memory: {bad}") from e
@@ -64,9 +60,10 @@ def _build_one(name: str, brain: Any, kwargs: dict[str, Any]) -> Memory:
 
 
 def make_memory(name: str, brain: Any = None, **kwargs: Any) -> Memory:
+    """Build the memory `name` (or a '+'-joined composite) with its options; ValueError naming what is valid."""
     names = [n.strip() for n in name.split("+") if n.strip()]
     if not names:
-        raise ValueError(f"empty memory name; valid: {', '.join(BUILDERS)}")
+        raise ValueError(f"empty memory name; valid: {', '.join(memory_names())}")
     if len(names) == 1:
         nested = kwargs.pop(names[0], None)  # accept the composite-style nested form too
         opts = {**(nested or {}), **kwargs}
@@ -83,4 +80,5 @@ def make_memory(name: str, brain: Any = None, **kwargs: Any) -> Memory:
 
 
 def memory_names() -> list[str]:
-    return list(BUILDERS)
+    """Every memory name `make_memory` accepts: built-ins, then installed plugins (group `agentsim.memories`)."""
+    return MEMORY_REGISTRY.names()

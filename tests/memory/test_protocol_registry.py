@@ -16,15 +16,23 @@ def test_every_memory_keeps_the_protocol_and_round_trips_through_json(name):
     assert isinstance(mem, Memory) and mem.name == name
     mem.on_episode_start("find the blue mug")
     for i in range(30):
-        mem.add(MemoryItem(f"Bob's favorite color is color{i}", kind="observation", time=i + 1,
-                           meta={"speaker": "Bob", "turn_id": i}))
+        mem.add(
+            MemoryItem(
+                f"Bob's favorite color is color{i}",
+                kind="observation",
+                time=i + 1,
+                meta={"speaker": "Bob", "turn_id": i},
+            )
+        )
     mem.on_episode_end({"success": True, "reward": 1.0})
     mem.build_context("what is Bob's favorite color?", 200, count_words)
     state = json.loads(json.dumps(mem.save_state()))  # JSON-able
     fresh = make_memory(name, **OPTS.get(name, {}))
     fresh.load_state(state)
     assert fresh.save_state() == mem.save_state()
-    assert [i.text for i in fresh.retrieve("Bob favorite color", 3)] == [i.text for i in mem.retrieve("Bob favorite color", 3)]
+    assert [i.text for i in fresh.retrieve("Bob favorite color", 3)] == [
+        i.text for i in mem.retrieve("Bob favorite color", 3)
+    ]
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -73,8 +81,7 @@ def test_unknown_names_and_options_fail_with_choices():
 
 def test_composite_fans_out_and_splits_budget():
     brain = ScriptedBrain(["- Check the fuse before the relay."])
-    mem = make_memory("working+reflective+facts", brain=brain, working={"max_items": 10},
-                      weights={"working": 2.0})
+    mem = make_memory("working+reflective+facts", brain=brain, working={"max_items": 10}, weights={"working": 2.0})
     assert isinstance(mem, CompositeMemory) and mem.name == "working+reflective+facts"
     mem.on_episode_start("diagnose the lamp")
     mem.add(MemoryItem("Dana's lamp is broken", kind="observation", meta={"speaker": "Dana"}))
@@ -93,3 +100,34 @@ def test_composite_fans_out_and_splits_budget():
     assert other.part("facts").history("Dana", "lamp")[-1].value == "broken"
     with pytest.raises(MemoryStateError, match="do not match"):
         make_memory("working+facts").load_state(state)
+
+
+def test_registry_passes_the_brain_only_to_memories_that_take_one():
+    from agents.memory.registry import MEMORY_REGISTRY
+    from agents.memory.summary import BrainSummarizer
+
+    brain = ScriptedBrain(["a summary"])
+    assert type(make_memory("summary", brain=brain).summarizer) is BrainSummarizer
+    assert make_memory("working", brain=brain).name == "working"  # WorkingMemory has no brain parameter
+    assert make_memory("episodic", brain=brain, embedder="hashing").name == "episodic"
+    assert MEMORY_REGISTRY.names()[:5] == ALL and "working" in MEMORY_REGISTRY
+
+
+def test_memory_registered_in_code_is_built_by_name_and_listed():
+    from agents.memory.registry import MEMORY_REGISTRY
+    from agents.memory.working import WorkingMemory
+
+    def tiny(max_items: int = 2) -> WorkingMemory:
+        mem = WorkingMemory(max_items=max_items)
+        mem.name = "tiny"
+        return mem
+
+    MEMORY_REGISTRY.register("tiny", tiny)
+    try:
+        mem = make_memory("working+tiny", weights={"tiny": 0.5}, tiny={"max_items": 3})
+        assert isinstance(mem, CompositeMemory) and mem.part("tiny").max_items == 3
+        assert memory_names() == ALL + ["tiny"]
+    finally:
+        MEMORY_REGISTRY.unregister("tiny")
+    with pytest.raises(ValueError, match="unknown memory 'tiny'"):
+        make_memory("tiny")

@@ -1,0 +1,258 @@
+"""The one module that touches llama-cpp-python's private internals.
+
+`LocalBrain` scores candidate actions on top of a cached prompt, in several KV sequences at
+once. The public `Llama` class cannot do that, so this adapter reaches into
+`llama_cpp._internals.LlamaContext`, `Llama._ctx`, `Llama._batch` and `Llama._model`. Every
+such use sits here behind a small typed surface; `REQUIRED_INTERNALS` lists them, and
+`missing_internals()` (run by the tests and on construction) names whatever a new
+llama-cpp-python release renamed, instead of failing later with an AttributeError deep
+inside a decode. The dependency is bounded in pyproject.toml to the versions tested.
+
+llama.cpp logs through a C callback; the one llama-cpp-python installs maps the log levels
+of the current ggml wrongly (warnings print as errors) and writes to stderr. We install our
+own that routes every line to the Python logger `llama_cpp.native` at DEBUG, so it is silent
+unless the run's log level is DEBUG.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.brains.base import BrainError
+
+log = logging.getLogger(__name__)
+native_log = logging.getLogger("llama_cpp.native")
+
+# (module, dotted attribute) pairs the adapter uses that are not public API.
+REQUIRED_INTERNALS: list[tuple[str, str]] = [
+    ("llama_cpp", "llama_log_set"),
+    ("llama_cpp", "llama_log_callback"),
+    ("llama_cpp", "llama_max_parallel_sequences"),
+    ("llama_cpp", "llama_get_logits"),
+    ("llama_cpp", "llama_batch.token"),
+    ("llama_cpp", "llama_batch.pos"),
+    ("llama_cpp", "llama_batch.n_seq_id"),
+    ("llama_cpp", "llama_batch.seq_id"),
+    ("llama_cpp", "llama_batch.logits"),
+    ("llama_cpp", "llama_batch.n_tokens"),
+    ("llama_cpp", "llama_context_params.n_seq_max"),
+    ("llama_cpp", "llama_context_params.kv_unified"),
+    ("llama_cpp._internals", "LlamaContext"),
+    ("llama_cpp._internals", "LlamaContext.decode"),
+    ("llama_cpp._internals", "LlamaContext.close"),
+    ("llama_cpp._internals", "LlamaContext.get_logits"),
+    ("llama_cpp._internals", "LlamaContext.get_logits_ith"),
+    ("llama_cpp._internals", "LlamaContext.kv_cache_seq_rm"),
+    ("llama_cpp._internals", "LlamaContext.kv_cache_seq_cp"),
+    ("llama_cpp._internals", "LlamaBatch.set_batch"),
+]
+# Attributes of a live `Llama` instance the adapter uses (set in `Llama.__init__`, so not checkable on the class).
+REQUIRED_INSTANCE_ATTRS: list[str] = ["_ctx", "_batch", "_model", "context_params", "input_ids", "n_tokens", "n_batch"]
+
+
+def missing_internals() -> list[str]:
+    """`module.attr` for every private llama-cpp-python name the adapter needs that is not there."""
+    missing = []
+    for module_name, dotted in REQUIRED_INTERNALS:
+        try:
+            obj: Any = importlib.import_module(module_name)
+        except ImportError:
+            missing.append(f"{module_name} (module)")
+            continue
+        for part in dotted.split("."):
+            if not hasattr(obj, part):
+                missing.append(f"{module_name}.{dotted}")
+                break
+            obj = getattr(obj, part)
+    return missing
+
+
+def missing_instance_attrs(llm: Any) -> list[str]:
+    """`Llama.attr` for every instance attribute the adapter needs that a live `Llama` lacks."""
+    return [f"llama_cpp.Llama.{a}" for a in REQUIRED_INSTANCE_ATTRS if not hasattr(llm, a)]
+
+
+def _version() -> str:
+    try:
+        import llama_cpp
+
+        return str(getattr(llama_cpp, "__version__", "?"))
+    except ImportError:
+        return "not installed"
+
+
+def declared_requirement() -> str:
+    """The llama-cpp-python requirement agentsim declares (its tested bound), from the installed metadata."""
+    try:
+        from importlib.metadata import PackageNotFoundError, requires
+
+        reqs = requires("agentsim") or []
+    except PackageNotFoundError:
+        reqs = []
+    found = [r.split(";")[0].replace("[server]", "").replace(" ", "") for r in reqs if r.startswith("llama-cpp-python")]
+    return found[0] if found else "llama-cpp-python (the version bounded in pyproject.toml)"
+
+
+def _fail_if_missing(missing: list[str]) -> None:
+    if missing:
+        raise BrainError(
+            f"llama-cpp-python {_version()} lacks internals agents.brains.llama_adapter needs: "
+            f"{', '.join(missing)}. Install the tested version (pip install '{declared_requirement()}') "
+            "or update the adapter."
+        )
+
+
+# ---------------------------------------------------------------------------------------- logging
+_LEVELS = {0: "none", 1: "debug", 2: "info", 3: "warn", 4: "error"}  # enum ggml_log_level (5 = continue the line)
+_callback: Any = None  # the ctypes callback must outlive every call llama.cpp makes to it
+_pending: list[str] = []
+
+
+def _on_native_log(level: int, text: bytes | None, user_data: Any) -> None:
+    """Collect llama.cpp's log fragments into lines and hand them to Python logging at DEBUG."""
+    if not text or not native_log.isEnabledFor(logging.DEBUG):
+        return
+    _pending.append(text.decode("utf-8", errors="replace"))
+    if _pending[-1].endswith("\n"):
+        line = "".join(_pending).rstrip("\n")
+        _pending.clear()
+        native_log.debug("[%s] %s", _LEVELS.get(level, "cont"), line)
+
+
+def route_native_logs() -> None:
+    """Send llama.cpp's own log lines to the `llama_cpp.native` logger at DEBUG (idempotent)."""
+    global _callback
+    import llama_cpp
+
+    if _callback is None:
+        _callback = llama_cpp.llama_log_callback(_on_native_log)
+    llama_cpp.llama_log_set(_callback, ctypes.c_void_p(0))
+
+
+# ---------------------------------------------------------------------------------------- runtime
+class LlamaRuntime:
+    """A `Llama` plus the low-level calls `LocalBrain` scores with: KV-cache reuse, rollback, multi-sequence decode.
+
+    `llm` stays the public `Llama` object (tokenize, create_completion, metadata, reset); all private
+    attribute access goes through the methods below.
+    """
+
+    def __init__(self, path: str, *, n_ctx: int, n_threads: int, seed: int, n_seq: int) -> None:
+        try:
+            import llama_cpp
+        except ImportError as e:
+            raise BrainError(f"brain=local needs llama-cpp-python: pip install '{declared_requirement()}'") from e
+        _fail_if_missing(missing_internals())
+        route_native_logs()
+        self.llm = llama_cpp.Llama(
+            model_path=path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, logits_all=False, verbose=False
+        )
+        _fail_if_missing(missing_instance_attrs(self.llm))
+        self.n_vocab: int = self.llm.n_vocab()
+        self.n_seq = self._multi_sequence_context(n_seq)
+
+    def _multi_sequence_context(self, n_seq: int) -> int:
+        """Swap in a context with `n_seq` sequences over one unified KV cache; return the sequences granted.
+
+        Candidates are then scored in one decode, each in its own sequence that shares the
+        prompt's cells (`seq_cp` adds a sequence id to a cell, it copies nothing). The Llama
+        class builds a one-sequence context, hence the swap; on failure we keep it and score
+        candidates one after another.
+        """
+        if n_seq <= 1:
+            return 1
+        import llama_cpp
+        from llama_cpp import _internals
+
+        params = self.llm.context_params
+        params.n_seq_max = min(n_seq, int(llama_cpp.llama_max_parallel_sequences()))
+        params.kv_unified = True
+        try:
+            ctx = _internals.LlamaContext(model=self.llm._model, params=params, verbose=False)
+        except ValueError:
+            log.warning("llama.cpp refused a %d-sequence context; scoring candidates one by one", n_seq)
+            return 1
+        old, self.llm._ctx = self.llm._ctx, ctx
+        old.close()
+        self.llm.n_tokens = 0
+        return int(params.n_seq_max)
+
+    # -- sizes and state ---------------------------------------------------------------------
+    @property
+    def n_ctx(self) -> int:
+        """Context window in tokens."""
+        return int(self.llm.n_ctx())
+
+    @property
+    def n_batch(self) -> int:
+        """Most tokens one decode call takes."""
+        return int(self.llm.n_batch)
+
+    def cached_tokens(self) -> list[int]:
+        """The tokens whose keys/values are in sequence 0 of the KV cache now."""
+        return self.llm.input_ids[: self.llm.n_tokens].tolist()
+
+    def last_logits(self) -> np.ndarray:
+        """A copy of the logits after the last evaluated token (one row of n_vocab)."""
+        return np.ctypeslib.as_array(self.llm._ctx.get_logits_ith(-1), shape=(self.n_vocab,)).copy()
+
+    def eval_after(self, keep: int, tokens: Sequence[int]) -> np.ndarray:
+        """Keep the first `keep` cached tokens, evaluate `tokens` after them; return the last position's logits."""
+        self.llm.n_tokens = keep
+        self.llm.eval(list(tokens))  # removes stale KV after `keep`, decodes the rest
+        return self.last_logits()
+
+    # -- scoring -----------------------------------------------------------------------------
+    def decode_rows(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
+        """Decode `tokens` at positions n_past.. in sequence 0 (at most n_batch); return one logits row per token.
+
+        The view is valid until the next decode.
+        """
+        batch = self.llm._batch
+        batch.set_batch(batch=list(tokens), n_past=n_past, logits_all=True)
+        self.llm._ctx.decode(batch)
+        return np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(len(tokens), self.n_vocab))
+
+    def forget_after(self, pos: int, seq: int = -1) -> None:
+        """Remove the KV cells at positions >= pos (of one sequence, or of all with -1): rolls a candidate back."""
+        self.llm._ctx.kv_cache_seq_rm(seq, pos, -1)
+
+    def drop_sequence(self, seq: int) -> None:
+        """Remove every KV cell of sequence `seq`."""
+        self.llm._ctx.kv_cache_seq_rm(seq, -1, -1)
+
+    def decode_sequences(self, ctx_len: int, seqs: Sequence[Sequence[int]]) -> np.ndarray:
+        """Decode each token list as its own sequence (ids 1..) continuing the first `ctx_len` cached tokens.
+
+        Sequence i shares the context's cells (no copy). Returns the logits rows of all tokens,
+        sequence after sequence; the view is valid until the next decode. The caller must keep
+        len(seqs) < n_seq and the total number of tokens <= n_batch, and drop the sequences after.
+        """
+        import llama_cpp
+
+        ctx = self.llm._ctx
+        b = self.llm._batch.batch
+        b.n_tokens = 0
+        for seq, toks in enumerate(seqs, start=1):
+            ctx.kv_cache_seq_cp(0, seq, 0, ctx_len)
+            for j, t in enumerate(toks):
+                k = b.n_tokens
+                b.token[k], b.pos[k], b.n_seq_id[k], b.logits[k] = t, ctx_len + j, 1, True
+                b.seq_id[k][0] = seq
+                b.n_tokens += 1
+        total = int(b.n_tokens)
+        ctx.decode(self.llm._batch)
+        return np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx.ctx), shape=(total, self.n_vocab))
+
+
+def max_parallel_sequences() -> int:
+    """Most KV sequences this llama.cpp build supports in one context."""
+    import llama_cpp
+
+    return int(llama_cpp.llama_max_parallel_sequences())

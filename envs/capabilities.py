@@ -1,0 +1,52 @@
+"""Optional env abilities the agent side uses, declared so callers check them with `isinstance`.
+
+They complement `envs.contract` (`Snapshottable`, `HasExpert`): an env that talks to a server
+(`envs.server.client.RemoteEnv`) can be driven without blocking an event loop and can say
+which envs its server serves.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class AsyncEnv(Protocol):
+    """An env whose reset/step can be awaited (a remote env); async episode loops prefer these."""
+
+    async def areset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """`reset`, awaitable."""
+        ...
+
+    async def astep(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """`step`, awaitable."""
+        ...
+
+
+@runtime_checkable
+class AsyncClosable(Protocol):
+    """An env holding async resources (an HTTP client) that must be closed from the event loop."""
+
+    async def aclose(self) -> None:
+        """`close`, awaitable."""
+        ...
+
+
+@runtime_checkable
+class ServesEnvs(Protocol):
+    """A proxy env that can list what its server serves (short name -> gymnasium id), to fail fast on a typo."""
+
+    def servable(self) -> dict[str, str]:
+        """Short name -> gymnasium id of every env the server serves."""
+        ...
+
+
+@runtime_checkable
+class HasAsyncExpert(Protocol):
+    """An env whose expert answer can be awaited (a remote env's expert is an HTTP call)."""
+
+    async def aexpert_action(self) -> str:
+        """`expert_action`, awaitable."""
+        ...

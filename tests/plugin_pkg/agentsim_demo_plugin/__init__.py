@@ -1,0 +1,1 @@
+"""A demo agentsim plugin: `first` brain, `notes` memory, `counter` env (see pyproject.toml)."""
