@@ -42,7 +42,7 @@ class EnvConfig(Strict):
     name: str = "gym"  # short name used in episode ids (`<name>-<seed>`)
     id: str  # the gymnasium id
     entry_point: str | None = None  # module:Class, to register an env that is not registered yet
-    max_steps: int = Field(30, ge=1)  # agent steps per episode (Gymnasium's TimeLimit cuts with truncated=True)
+    max_steps: int = Field(default=30, ge=1)  # agent steps per episode (Gymnasium's TimeLimit cuts with truncated=True)
     success_threshold: float = 1.0  # an episode succeeds when its final reward reaches this
     kwargs: dict[str, Any] = Field(default_factory=dict)  # constructor kwargs for gymnasium.make
 
@@ -57,10 +57,10 @@ class EnvConfig(Strict):
 class PerceptionConfig(Strict):
     """How an observation becomes a prompt within a token budget (defaults: `agents.perception.PerceptionConfig`)."""
 
-    budget_tokens: int = Field(_PERCEPTION.budget_tokens, ge=64)
-    memory_share: float = Field(_PERCEPTION.memory_share, ge=0.0, le=1.0)
-    actions_share: float = Field(_PERCEPTION.actions_share, ge=0.0, le=1.0)
-    max_actions_listed: int = Field(_PERCEPTION.max_actions_listed, ge=1)
+    budget_tokens: int = Field(default=_PERCEPTION.budget_tokens, ge=64)
+    memory_share: float = Field(default=_PERCEPTION.memory_share, ge=0.0, le=1.0)
+    actions_share: float = Field(default=_PERCEPTION.actions_share, ge=0.0, le=1.0)
+    max_actions_listed: int = Field(default=_PERCEPTION.max_actions_listed, ge=1)
     system_template: str = _PERCEPTION.system_template
     user_template: str = _PERCEPTION.user_template
 
@@ -71,10 +71,11 @@ class AgentConfig(Strict):
     mode: Literal["auto", "generate", "choose"] = _AGENT["mode"]  # auto = choose when the brain can rank
     slot_fill: Literal["task", "generate"] = _AGENT["slot_fill"]  # free-text slots: rank task-text spans, or write
     action_format: Literal["react", "tool_calls"] = _AGENT["action_format"]
-    temperature: float | None = Field(_AGENT["temperature"], ge=0.0)  # None = the brain's own
-    max_tokens: int = Field(_AGENT["max_tokens"], ge=1)
-    memory_budget_tokens: int = Field(_AGENT["memory_budget_tokens"], ge=0)  # prompt tokens the memory context may take
-    observation_memory_chars: int = Field(_AGENT["observation_memory_chars"], ge=0)
+    temperature: float | None = Field(default=_AGENT["temperature"], ge=0.0)  # None = the brain's own
+    max_tokens: int = Field(default=_AGENT["max_tokens"], ge=1)
+    # prompt tokens the memory context may take
+    memory_budget_tokens: int = Field(default=_AGENT["memory_budget_tokens"], ge=0)
+    observation_memory_chars: int = Field(default=_AGENT["observation_memory_chars"], ge=0)
     perception: PerceptionConfig = Field(default_factory=PerceptionConfig)
 
 
@@ -123,7 +124,7 @@ class RemoteConfig(Strict):
 
     url: str | None = None  # e.g. http://127.0.0.1:8000
     token: str | None = None  # default: $AGENTSIM_SERVER_TOKEN
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0)
 
 
 class RunConfig(Strict):
@@ -133,11 +134,11 @@ class RunConfig(Strict):
     brain: BrainConfig = Field(default_factory=BrainConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
-    episodes: int = Field(5, ge=1)  # episode i uses seed = seed + i and id <env>-<seed>
-    seed: int = Field(0, ge=0, le=SEED_MAX)
-    max_steps: int | None = Field(None, ge=1)  # None = env.max_steps
-    max_invalid: int = Field(5, ge=1)  # consecutive invalid outputs before the episode is truncated
-    concurrency: int = Field(1, ge=1)  # episodes in flight
+    episodes: int = Field(default=5, ge=1)  # episode i uses seed = seed + i and id <env>-<seed>
+    seed: int = Field(default=0, ge=0, le=SEED_MAX)
+    max_steps: int | None = Field(default=None, ge=1)  # None = env.max_steps
+    max_invalid: int = Field(default=5, ge=1)  # consecutive invalid outputs before the episode is truncated
+    concurrency: int = Field(default=1, ge=1)  # episodes in flight
     out: str
     resume: bool = False  # continue a run whose out/ already holds episodes
     keep_messages: bool = True  # store the full prompt of every step in the trajectory
@@ -176,14 +177,14 @@ class RunConfig(Strict):
 class CollectConfig(RunConfig):
     """`python -m agents.collect`: the same engine with collection defaults (many lanes, resume, executors)."""
 
-    episodes: int = Field(100, ge=1)
-    concurrency: int = Field(8, ge=1)  # episodes in flight, all executors together
+    episodes: int = Field(default=100, ge=1)
+    concurrency: int = Field(default=8, ge=1)  # episodes in flight, all executors together
     resume: bool = True  # rerunning the same command finishes the collection
     executor: Literal["local", "ray"] = "local"
-    workers: int = Field(2, ge=1)  # executor=ray: Ray actors, each with its own brain
+    workers: int = Field(default=2, ge=1)  # executor=ray: Ray actors, each with its own brain
     ray_address: str | None = None  # null starts a local Ray; "auto" or ray://host:10001 joins a cluster
-    ray_num_cpus: float = Field(1.0, gt=0)  # CPUs reserved per actor
-    max_failures: int | None = Field(100, ge=0)  # stop scheduling once more episodes than this failed
+    ray_num_cpus: float = Field(default=1.0, gt=0)  # CPUs reserved per actor
+    max_failures: int | None = Field(default=100, ge=0)  # stop scheduling once more episodes than this failed
 
 
 # keys set in YAML (groups, interpolations, Hydra's own) rather than by the models' defaults
@@ -252,7 +253,7 @@ def _valid_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     return sorted(fields) if fields else []
 
 
-def validate_config(model: type[Strict], cfg: dict[str, Any] | Strict) -> Any:
+def validate_config(model: type[BaseModel], cfg: dict[str, Any] | BaseModel) -> Any:
     """`model.model_validate(cfg)` with errors turned into one readable `ConfigError`."""
     if isinstance(cfg, model):
         return cfg

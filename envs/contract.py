@@ -41,7 +41,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, SupportsFloat, runtime_checkable
 
 import gymnasium as gym
 from gymnasium.spaces import Text
@@ -170,7 +170,7 @@ def restore_env(env: gym.Env, snap: EnvSnapshot) -> None:
 # --- the checker ---------------------------------------------------------------------------------
 
 DEFAULT_BAD_ACTIONS: tuple[object, ...] = ("", "not an action at all ][", "\x00\x01", 123, None)
-Step = tuple[Any, float, bool, bool, dict[str, Any]]
+Step = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]  # as gymnasium types it; read rewards with float()
 
 
 class _Checker:

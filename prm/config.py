@@ -16,8 +16,8 @@ class TDConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: TDMode = "paper"  # paper = AgentPRM's TD/GAE; sarsa = standard SARSA(lambda) bootstrapping
-    gamma: float = Field(1.0, ge=0.0, le=1.0)
-    lam: float = Field(0.95, ge=0.0, le=1.0)
+    gamma: float = Field(default=1.0, ge=0.0, le=1.0)
+    lam: float = Field(default=0.95, ge=0.0, le=1.0)
 
 
 class TrainConfig(BaseModel):
@@ -27,7 +27,7 @@ class TrainConfig(BaseModel):
 
     data: list[str]  # run folders made by agents.run / agents.collect (or .jsonl files)
     eval_data: list[str] | None = None  # held-out runs; None = hold out `eval_fraction` of the tasks in `data`
-    eval_fraction: float = Field(0.1, ge=0.0, lt=1.0)
+    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0)
     out: str
     backbone: str = "minilm"  # `minilm` = the packaged MiniLM; else any Hugging Face path or name
     text: TextConfig = TextConfig()
@@ -35,22 +35,22 @@ class TrainConfig(BaseModel):
     td: TDConfig = TDConfig()
     outcome: Literal["reward", "success"] = "reward"
     truncated_as_failure: bool = True  # a step-limit cut scores as failure (WebShop does): no bootstrap
-    beta: float = Field(1.0, ge=0.0)  # weight of the progress loss L_A
-    epochs: int = Field(3, ge=1)
-    batch_size: int = Field(4, ge=1)  # trajectories per micro-batch (all their windows go together)
-    grad_accum: int = Field(2, ge=1)
-    lr: float = Field(5e-5, gt=0)
-    head_lr: float = Field(1e-3, gt=0)
-    weight_decay: float = Field(0.01, ge=0)
-    warmup_ratio: float = Field(0.1, ge=0, le=1)
-    max_grad_norm: float = Field(1.0, gt=0)
+    beta: float = Field(default=1.0, ge=0.0)  # weight of the progress loss L_A
+    epochs: int = Field(default=3, ge=1)
+    batch_size: int = Field(default=4, ge=1)  # trajectories per micro-batch (all their windows go together)
+    grad_accum: int = Field(default=2, ge=1)
+    lr: float = Field(default=5e-5, gt=0)
+    head_lr: float = Field(default=1e-3, gt=0)
+    weight_decay: float = Field(default=0.01, ge=0)
+    warmup_ratio: float = Field(default=0.1, ge=0, le=1)
+    max_grad_norm: float = Field(default=1.0, gt=0)
     freeze_embeddings: bool = True
-    freeze_layers: int = Field(0, ge=0)
+    freeze_layers: int = Field(default=0, ge=0)
     dropout: float | None = 0.0
     seed: int = 0
     threads: int | None = None
     resume: bool = True  # continue from ${out}/checkpoint when it exists
-    eval_batch_size: int = Field(16, ge=1)
+    eval_batch_size: int = Field(default=16, ge=1)
     max_train_trajectories: int | None = None
     progress: bool = True
     plot: bool = True

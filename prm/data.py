@@ -33,10 +33,10 @@ class TextConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_length: int = Field(256, ge=32)
-    instruction_tokens: int = Field(64, ge=1)
-    obs_tokens: int = Field(48, ge=0)
-    action_tokens: int = Field(16, ge=1)
+    max_length: int = Field(default=256, ge=32)
+    instruction_tokens: int = Field(default=64, ge=1)
+    obs_tokens: int = Field(default=48, ge=0)
+    action_tokens: int = Field(default=16, ge=1)
     step_numbers: bool = True  # prefix each step with "step t": under a step limit the promise depends on time left
     focus: bool = True  # a long observation is cut around the text the action names (else: its head)
 

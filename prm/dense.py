@@ -30,7 +30,7 @@ def annotate(scorer: PRMScorer, episodes: list[EpisodeRecord]) -> list[EpisodeRe
     """Copies of the episodes with prm_score / prm_progress set on every step (one batched pass)."""
     trajs = [from_record(ep) for ep in episodes]
     keep = [i for i, t in enumerate(trajs) if t is not None]
-    scores = scorer.score_trajectories([trajs[i] for i in keep])
+    scores = scorer.score_trajectories([t for t in trajs if t is not None])  # the trajectories at `keep`
     out = list(episodes)
     for i, q in zip(keep, scores):
         prog = step_progress(q, np.array([len(q)]))

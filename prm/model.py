@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from pydantic import BaseModel, ConfigDict
@@ -17,6 +18,9 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from prm.data import Batch, StepTokenizer, TextConfig
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 log = logging.getLogger(__name__)
 DEFAULT_BACKBONE = "minilm"
@@ -48,7 +52,7 @@ def resolve_backbone(name: str) -> str:
 class PRMModel(nn.Module):
     """The process reward model: a text encoder whose hidden state at each step marker a linear head turns into a promise."""
 
-    def __init__(self, backbone: nn.Module, tokenizer, cfg: PRMConfig) -> None:
+    def __init__(self, backbone: PreTrainedModel, tokenizer, cfg: PRMConfig) -> None:
         super().__init__()
         self.backbone = backbone
         self.tokenizer = tokenizer
@@ -109,15 +113,16 @@ class PRMModel(nn.Module):
     # ------------------------------------------------------------------ use
     def freeze(self, embeddings: bool, layers: int) -> int:
         """Freeze the embeddings and the lowest `layers` encoder layers (saves CPU in training); returns trainable params."""
-        if embeddings and hasattr(self.backbone, "embeddings"):
-            for p in self.backbone.embeddings.parameters():
+        embedding_module = getattr(self.backbone, "embeddings", None)
+        if embeddings and embedding_module is not None:
+            for p in embedding_module.parameters():
                 p.requires_grad_(False)
         encoder_layers = getattr(getattr(self.backbone, "encoder", None), "layer", None)
         if layers and encoder_layers is None:
             log.warning(
                 "freeze_layers=%d ignored: backbone %s has no encoder.layer list", layers, type(self.backbone).__name__
             )
-        elif layers:
+        elif layers and encoder_layers is not None:  # (None was handled just above)
             for layer in list(encoder_layers)[:layers]:
                 for p in layer.parameters():
                     p.requires_grad_(False)

@@ -132,7 +132,7 @@ def start(env: gym.Env, seed: int | None = None, options: dict[str, Any] | None 
 
 def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int) -> Node:
     """The child of `node` after `sample` (the env is restored to `node` first; it is left at the child)."""
-    common = dict(
+    common: dict[str, Any] = dict(
         index=len(node.steps),
         raw_output=sample.raw_output,
         tokens_in=sample.tokens_in,

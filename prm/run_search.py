@@ -65,10 +65,12 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
     for i in range(c.episodes):
         seed = c.seed + i
         t0 = time.time()
-        kw = dict(seed=seed, max_steps=max_steps, reset_seed=seed)
+        kw: dict[str, Any] = dict(seed=seed, max_steps=max_steps, reset_seed=seed)
         if c.strategy == "beam":
+            assert scorer is not None  # beam and rerank need model= (checked above)
             res = beam_search(env, sampler, scorer, n=c.n, m=c.m, **kw)
         elif c.strategy == "rerank":
+            assert scorer is not None
             res = rerank(env, sampler, scorer, m=c.m, **kw)
         else:
             res = best_of_n(env, sampler, scorer if c.strategy == "bon" else None, n=c.n, **kw)

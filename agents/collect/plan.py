@@ -80,7 +80,8 @@ def check_manifest(out: Path, cfg: RunConfig, chash: str) -> None:
                 f"or delete it to adopt the current config for the episodes already in {out}"
             ) from None
         if old.get("config_hash") != chash:
-            before = old.get("config") if isinstance(old.get("config"), dict) else {}
+            recorded = old.get("config")
+            before = recorded if isinstance(recorded, dict) else {}
             changed = sorted(
                 k
                 for k in set(before) | set(plain)

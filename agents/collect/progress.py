@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from types import TracebackType
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -31,8 +32,10 @@ class CollectProgress:
         self.t0 = time.perf_counter()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._progress.__exit__(*exc)
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._progress.__exit__(exc_type, exc, tb)
 
     @property
     def elapsed(self) -> float:

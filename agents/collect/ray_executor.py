@@ -75,9 +75,10 @@ def run_ray(cfg: CollectConfig, chash: str, seeds: list[int], concurrency: int, 
     workers = cfg.workers
     started = _init_ray(cfg)
     per_actor = max(1, math.ceil(concurrency / workers))
-    actor_cls = ray.remote(num_cpus=cfg.ray_num_cpus, max_restarts=3, max_task_retries=3, max_concurrency=per_actor)(
-        EpisodeActor
-    )
+    # ray's typed overloads of remote(**options) list task options only; max_concurrency is an actor option
+    actor_cls = ray.remote(  # type: ignore[call-overload]
+        num_cpus=cfg.ray_num_cpus, max_restarts=3, max_task_retries=3, max_concurrency=per_actor
+    )(EpisodeActor)
     plain = cfg.model_dump(mode="json")  # ships as JSON-able data, validated again in the actor
     actors = [actor_cls.remote(plain, chash) for _ in range(workers)]
     try:

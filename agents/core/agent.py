@@ -176,9 +176,10 @@ class Agent:
         """Choose the next action for the current observation (ranked choice or generated text)."""
         percept, choosing = self._prepare(observation, info)
         if choosing:
+            assert isinstance(self.brain, ChoosingBrain)  # _choosing() checked it
             output = self.brain.choose(
                 percept.messages,
-                self._choose_args(info),  # type: ignore[attr-defined]
+                self._choose_args(info),
                 temperature=self._choose_temperature(),
                 prefix=CHOOSE_PREFIX,
                 seed=self._step_seed(),
@@ -197,7 +198,8 @@ class Agent:
             if isinstance(self.brain, AsyncChoosingBrain):
                 output = await self.brain.achoose(percept.messages, self._choose_args(info), **kw)
             else:
-                output = self.brain.choose(percept.messages, self._choose_args(info), **kw)  # type: ignore[attr-defined]
+                assert isinstance(self.brain, ChoosingBrain)  # _choosing() checked it
+                output = self.brain.choose(percept.messages, self._choose_args(info), **kw)
         else:
             output = await self.brain.acomplete(percept.messages, **self._generate_kwargs(info))
         return self._finish(percept, output, choosing, info)

@@ -104,7 +104,8 @@ class EpisodeRunner:
         self.reset_options = reset_options
         self.success_threshold = success_threshold
         self.steps: list[StepRecord] = []
-        self.obs, self.info = "", {}
+        self.obs: str = ""
+        self.info: dict[str, Any] = {}
         self.done = False
         self.terminated = self.truncated = False
         self.truncation_reason: str | None = None
@@ -129,7 +130,7 @@ class EpisodeRunner:
                 CandidateRecord(text=c.text, logprob=c.logprob, n_tokens=c.n_tokens, score=c.score)
                 for c in out.candidates
             ]
-        common = dict(
+        common: dict[str, Any] = dict(
             index=len(self.steps),
             messages=decision.percept.messages if self.keep_messages else None,
             raw_output=out.text,

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 TokenCounter = Callable[[str], int]
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 @dataclass
@@ -83,7 +84,7 @@ def names_to_config(kwargs: dict[str, Any], **parts: Any) -> list[Any]:
     return out
 
 
-def brain_or_rule(setting: str, brain: Any, with_brain: Callable[[Any], T], rule: Callable[[], T], what: str) -> T:
+def brain_or_rule(setting: str, brain: Any, with_brain: Callable[[Any], T], rule: Callable[[], U], what: str) -> T | U:
     """The brain-backed helper (reflector, extractor) or the rule-based one, by `setting`: `brain`, `rule`, or
     `auto` (the brain-backed one when a brain is given). `what` names the setting in the error."""
     if setting == "brain" and brain is None:

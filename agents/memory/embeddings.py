@@ -13,7 +13,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -110,8 +110,9 @@ class MiniLMEmbedder:
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
-        self._model = None  # torch module, or OrtMiniLM
-        self._tok = None
+        # loaded lazily; the two backends are called differently, so they are typed loosely
+        self._model: Any = None  # torch module, or OrtMiniLM
+        self._tok: Any = None  # a Hugging Face tokenizer
 
     def _load(self) -> None:
         if self._model is not None:

@@ -64,10 +64,10 @@ class EpisodicMemory:
     def __init__(
         self, config: EpisodicConfig | None = None, embedder: Embedder | str | None = None, **kwargs: Any
     ) -> None:
-        [embedder] = names_to_config(kwargs, embedder=embedder)
+        [given_embedder] = names_to_config(kwargs, embedder=embedder)
         self.config = config or EpisodicConfig(**kwargs)
         c = self.config
-        self.embedder = embedder or get_embedder(c.embedder, c.embed_backend)
+        self.embedder: Embedder = given_embedder or get_embedder(c.embedder, c.embed_backend)
         self.weights = ScoreWeights(c.relevance_weight, c.recency_weight, c.importance_weight, c.half_life)
         self.store = SQLiteStore(c.path, self.embedder.name, self.embedder.dim)
         self.index = self._new_index()

@@ -117,13 +117,13 @@ class FactsMemory:
         embedder: Embedder | str | None = None,
         **kwargs: Any,
     ) -> None:
-        embedder, extractor = names_to_config(kwargs, embedder=embedder, extractor=extractor)
+        given_embedder, extractor = names_to_config(kwargs, embedder=embedder, extractor=extractor)
         self.config = config or FactsConfig(**kwargs)
         c = self.config
         if extractor is None and c.extractor != "none":
             extractor = brain_or_rule(c.extractor, brain, BrainExtractor, RuleExtractor, "facts memory with extractor")
         self.extractor = extractor
-        self.embedder = embedder_or_lexical(embedder, c.embedder)
+        self.embedder = embedder_or_lexical(given_embedder, c.embedder)
         self.table = FactTable(multi_valued={normalize_relation(r) for r in c.multi_valued})
         self._seq = 0.0
         self.last_injected = ""

@@ -60,13 +60,13 @@ class ReflectiveMemory:
         embedder: Embedder | str | None = None,
         **kwargs: Any,
     ) -> None:
-        embedder, reflector = names_to_config(kwargs, embedder=embedder, reflector=reflector)
+        given_embedder, reflector = names_to_config(kwargs, embedder=embedder, reflector=reflector)
         self.config = config or ReflectiveConfig(**kwargs)
         c = self.config
-        self.reflector = reflector or brain_or_rule(
+        self.reflector: Reflector = reflector or brain_or_rule(
             c.reflector, brain, BrainReflector, RuleReflector, "reflective memory with reflector"
         )
-        self.embedder = embedder_or_lexical(embedder, c.embedder)
+        self.embedder = embedder_or_lexical(given_embedder, c.embedder)
         self.lessons: list[Lesson] = []
         self._vecs: np.ndarray | None = None
         self.events: deque[MemoryItem] = deque(maxlen=c.max_events)

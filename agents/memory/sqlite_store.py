@@ -82,7 +82,8 @@ class SQLiteStore:
                         vec.tobytes(),
                     ),
                 )
-                ids.append(int(cur.lastrowid))
+                assert cur.lastrowid is not None  # set by every successful INSERT
+                ids.append(cur.lastrowid)
         return ids
 
     def rows(self, batch: int = 10_000) -> Iterator[StoredRow]:

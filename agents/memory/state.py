@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -36,7 +37,8 @@ def parse_model(kind: type[T], raw: Any, where: str) -> T:
     """Validate one part of a state (a pydantic model or a dataclass) and turn its error into a
     `MemoryStateError` naming `where`."""
     try:
-        return _adapter(kind).validate_python(raw)
+        # a class is hashable; mypy does not see that for type[T] with an unbound T
+        return _adapter(cast(Hashable, kind)).validate_python(raw)
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])

@@ -242,6 +242,7 @@ class VectorMatrix:
 
     def _search_quantized(self, q: np.ndarray, k: int, w: ScoreWeights) -> Hits | None:
         sq = self._sq
+        assert sq is not None  # only called once the quantized index is built
         h = self._tail_start(w)
         if self.n - h > self.n // 4:  # recency reaches most rows: scanning them all is as cheap
             self.stats.exact += 1

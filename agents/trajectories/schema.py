@@ -7,11 +7,11 @@ tokens, latency, logprobs, and room for per-step PRM scores.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION: Final = "1.0"
 
 
 class CandidateRecord(BaseModel):

@@ -19,6 +19,7 @@ import numpy as np
 
 from envs.faulttree.model import FaultTree
 from envs.faulttree.scenario import Hypotheses
+from envs.faulttree.simulator import Utterance
 
 DEFAULT_NOISE: dict[str, float] = {"crisp": 0.10, "vague": 0.30, "corrected": 0.02}
 
@@ -66,7 +67,7 @@ def _h2(p: np.ndarray) -> np.ndarray:
     return -(p * np.log2(p) + (1 - p) * np.log2(1 - p))
 
 
-def evidence_from(utterances: Sequence[object]) -> list[Evidence]:
+def evidence_from(utterances: Sequence[Utterance]) -> list[Evidence]:
     """Turn the dialogue into evidence, applying rollbacks (a correction supersedes the node's past)."""
     out: list[Evidence] = []
     for u in utterances:

@@ -84,7 +84,7 @@ class FaultTreeEnv(gym.Env):
         if max_turns < 1:
             raise ValueError("max_turns must be >= 1")
         self.domain, self.split = domain, split
-        self.sim_params = dict(
+        self.sim_params: dict[str, Any] = dict(  # UserSimulator keyword args (floats and an int)
             vagueness=vagueness, error_rate=error_rate, rollback_distance=rollback_distance, rollback_prob=rollback_prob
         )
         self.max_turns = max_turns

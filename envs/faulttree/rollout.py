@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
+
+from envs.contract import HasExpert
 
 
 @dataclass(frozen=True)
@@ -21,9 +23,10 @@ class EpisodeResult:
 
 def run_expert(env: gym.Env, seed: int, options: dict[str, Any] | None = None) -> EpisodeResult:
     env.reset(seed=seed, options=options)
+    expert = cast(HasExpert, env.unwrapped)  # a FaultTreeEnv (or another env with an expert)
     steps = 0
     while True:
-        _, reward, terminated, truncated, info = env.step(env.unwrapped.expert_action())
+        _, reward, terminated, truncated, info = env.step(expert.expert_action())
         steps += 1
         if terminated or truncated:
             return EpisodeResult(

@@ -34,14 +34,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from envs.faulttree.model import Check, FaultTree, Gate, Kind, Node
 
-FORMAT = "faulttree/1"
+FORMAT: Final = "faulttree/1"
 
 
 class FaultTreeFormatError(ValueError):

@@ -116,16 +116,19 @@ class WebShopEnv(gym.Env):
                 DeprecationWarning,
                 stacklevel=2,
             )
-        self.config = WebShopConfig(
-            num_products=num_products,
-            catalog_seed=catalog_seed,
-            split=split,
-            observation_mode=observation_mode,
-            max_steps=max_steps,
-            catalog_path=catalog_path,
-            attributes_path=attributes_path,
-            human_goals_path=human_goals_path,
-            search_backend=search_backend,
+        # model_validate: the paths may be given as str, which the model turns into Path
+        self.config = WebShopConfig.model_validate(
+            dict(
+                num_products=num_products,
+                catalog_seed=catalog_seed,
+                split=split,
+                observation_mode=observation_mode,
+                max_steps=max_steps,
+                catalog_path=catalog_path,
+                attributes_path=attributes_path,
+                human_goals_path=human_goals_path,
+                search_backend=search_backend,
+            )
         )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
@@ -174,7 +177,7 @@ class WebShopEnv(gym.Env):
             if error is None:
                 self._state = outcome.state
                 if outcome.bought:
-                    product = self.catalog.product(self._state.item)
+                    product = self.catalog.product(self._state.open_item)
                     self._breakdown = compute_reward(product, self._goal, self._state.chosen_dict())
                     reward, terminated = self._breakdown.reward, True
         else:

@@ -33,7 +33,7 @@ Part = tuple[str, str]
 
 
 def _detail_lines(view: View) -> list[str]:
-    p = view.catalog.product(view.state.item)
+    p = view.catalog.product(view.state.open_item)
     if view.state.detail == "description":
         return [p.description]
     if view.state.detail == "features":
@@ -61,7 +61,7 @@ def parts(view: View) -> list[Part]:
             out += [("button", p.asin), ("title", p.name), ("text", p.price_tag)]
         return out
     if s.page is Page.ITEM:
-        p = cat.product(s.item)
+        p = cat.product(s.open_item)
         chosen = s.chosen_dict()
         out = [*head, ("button", "Back to Search"), ("button", "< Prev")]
         for name, values in p.options.items():
@@ -78,7 +78,7 @@ def parts(view: View) -> list[Part]:
             ("button", "< Prev"),
             *[("text", line) for line in _detail_lines(view)],
         ]
-    p = cat.product(s.item)
+    p = cat.product(s.open_item)
     b = view.breakdown
     out = [
         ("text", "Thank you for shopping with us!"),

@@ -163,7 +163,7 @@ class Bm25sIndex(_QueryCachedIndex):
         return [d for _, d in ranked]
 
 
-_BACKENDS = {"tantivy": TantivyIndex, "bm25s": Bm25sIndex}
+_BACKENDS: dict[str, type[TantivyIndex] | type[Bm25sIndex]] = {"tantivy": TantivyIndex, "bm25s": Bm25sIndex}
 
 
 def default_backend() -> Backend:

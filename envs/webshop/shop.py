@@ -45,6 +45,12 @@ class ShopState:
     def n_pages(self) -> int:
         return max(1, math.ceil(len(self.results) / PAGE_SIZE))
 
+    @property
+    def open_item(self) -> int:
+        """`item`, where one is always set: on the item, detail and done pages."""
+        assert self.item is not None, f"no product is open on the {self.page.value} page"
+        return self.item
+
     def page_results(self) -> tuple[int, ...]:
         start = (self.page_num - 1) * PAGE_SIZE
         return self.results[start : start + PAGE_SIZE]
@@ -75,7 +81,7 @@ def clickables(state: ShopState, catalog: Catalog) -> dict[str, tuple[str, str |
     elif state.page is Page.ITEM:
         out[BACK_TO_SEARCH] = ("back", None)
         out[PREV] = ("prev", None)
-        product = catalog.product(state.item)
+        product = catalog.product(state.open_item)
         for name, values in product.options.items():
             for v in values:
                 out.setdefault(v.lower(), ("option", name))
@@ -127,11 +133,13 @@ def transition(state: ShopState, action: Parsed, catalog: Catalog, index: Search
             return Transition(replace(state, page=Page.RESULTS, item=None, chosen=()))
         return Transition(replace(state, page=Page.ITEM, detail=None))
     if kind == "item":
+        assert payload is not None  # an item click carries the product index
         return Transition(replace(state, page=Page.ITEM, item=int(payload), chosen=()))
     if kind == "option":
+        assert payload is not None  # an option click carries the option name
         value = action.arg
         kept = tuple((n, v) for n, v in state.chosen if n != payload)
-        original = next(v for v in catalog.product(state.item).options[payload] if v.lower() == value)
+        original = next(v for v in catalog.product(state.open_item).options[payload] if v.lower() == value)
         return Transition(replace(state, chosen=kept + ((payload, original),)))
     if kind == "detail":
         return Transition(replace(state, page=Page.DETAIL, detail=payload))

@@ -239,7 +239,7 @@ class SyntheticCatalog(Catalog):
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **self.codes)
+        np.savez(tmp, allow_pickle=True, **self.codes)  # numpy's default, named so mypy does not match **codes to it
         tmp.replace(path)
 
     def __len__(self) -> int:

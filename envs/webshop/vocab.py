@@ -684,7 +684,7 @@ ATTR_SENTENCES: tuple[str, ...] = (
     "{attr} design tested by our quality team",
     "enjoy {attr} from the first use",
 )
-REVIEW_TEMPLATES: tuple[str, ...] = (
+REVIEW_TEMPLATES: tuple[tuple[str, str], ...] = (  # (title, body)
     ("Exactly as described", "The {noun} arrived quickly and works great. {attr_cap} as promised."),
     ("Good value", "Nice {noun} for the price. I would buy again."),
     ("Not bad", "Does the job, but the {option} could be better."),

@@ -13,12 +13,13 @@ import logging
 import secrets
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from .catalog import Split
 from .env import WebShopEnv
 from .render import render_html
 
@@ -84,7 +85,7 @@ def create_app(**env_kwargs: Any) -> FastAPI:
     def home(split: str = "test", start: int = 0) -> HTMLResponse:
         if split not in ("train", "eval", "test"):
             raise HTTPException(400, "split must be train, eval or test")
-        goals = probe.catalog.goals(split)
+        goals = probe.catalog.goals(cast(Split, split))  # checked just above
         start = max(0, min(start, max(0, len(goals) - 20)))
         items = "".join(
             f"<li><form method='post' action='/start' style='display:inline'>"

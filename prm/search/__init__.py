@@ -61,6 +61,12 @@ def score_nodes(scorer: PRMScorer, nodes: list[Node]) -> None:
         n.score = float(s)
 
 
+def _score(node: Node) -> float:
+    """The node's PRM score, for ranking nodes that `score_nodes` has scored."""
+    assert node.score is not None, "ranking a node the PRM has not scored"
+    return node.score
+
+
 def best_of_n(
     env: gym.Env,
     sampler: ActionSampler,
@@ -84,7 +90,7 @@ def best_of_n(
     pool = ended(finals)
     if scorer is not None:
         score_nodes(scorer, finals)
-        best = max(pool, key=lambda x: x.score)  # first of the ties
+        best = max(pool, key=_score)  # first of the ties
     else:
         best = random.Random(seed).choice(pool)
     return SearchResult(
@@ -125,14 +131,14 @@ def beam_search(
                 env_steps += s.action is not None
         score_nodes(scorer, children)
         scored += len(children)
-        order = np.argsort([-c.score for c in children], kind="stable")
+        order = np.argsort([-_score(c) for c in children], kind="stable")
         beams = []
         for i in order:  # best first, until N live beams
             if len(beams) == n:
                 break
             (finished if children[i].done else beams).append(children[i])
         depth += 1
-    best = max(ended(finished), key=lambda x: x.score)
+    best = max(ended(finished), key=_score)
     return SearchResult(
         best, finished, samples=samples, env_steps=env_steps, scored=scored, meta={"strategy": "beam", "n": n, "m": m}
     )
