@@ -13,10 +13,12 @@ import json
 import logging
 import os
 import sys
+from typing import cast
 
+from fastapi import FastAPI
 from pydantic import ValidationError
 
-from envs.server.config import ServerConfig
+from envs.server.config import MIN_TOKEN_CHARS, TOKEN_HOWTO, ServerConfig
 
 log = logging.getLogger("envs.server")
 
@@ -35,35 +37,105 @@ def _pairs(items: list[str], what: str, parse_json: bool) -> dict:
 
 
 def parse_args(argv: list[str] | None = None) -> ServerConfig:
-    p = argparse.ArgumentParser(prog="python -m envs.server", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m envs.server", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--host", default="127.0.0.1", help="bind address (a non-loopback address needs a token)")
     p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--token", default=os.environ.get("AGENTSIM_SERVER_TOKEN"),
-                   help="bearer token clients must send (default: $AGENTSIM_SERVER_TOKEN)")
+    p.add_argument(
+        "--token",
+        default=os.environ.get("AGENTSIM_SERVER_TOKEN"),
+        help="bearer token clients must send (default: $AGENTSIM_SERVER_TOKEN); off loopback at least "
+        f"{MIN_TOKEN_CHARS} non-whitespace characters, e.g. from: {TOKEN_HOWTO}",
+    )
     p.add_argument("--max-sessions", type=int, default=256)
     p.add_argument("--idle-timeout", type=float, default=600.0, help="seconds before an unused session is closed")
     p.add_argument("--max-action-chars", type=int, default=8192)
     p.add_argument("--max-body-bytes", type=int, default=1 << 20)
     p.add_argument("--env-threads", type=int, default=8, help="worker threads that run env code")
-    p.add_argument("--env-kwargs", action="append", default=[], metavar="NAME=JSON",
-                   help="default constructor kwargs for an env, e.g. 'webshop={\"num_products\": 2000}'")
-    p.add_argument("--env", action="append", default=[], metavar="NAME=ID[@module:Class]",
-                   help="serve one more gymnasium env under NAME (registering it if an entry point is given)")
-    p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
-                   help="import MODULE first (e.g. a package that registers its envs)")
+    p.add_argument(
+        "--env-kwargs",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="default constructor kwargs for an env, e.g. 'webshop={\"num_products\": 2000}' (the only "
+        "way to set data locations such as catalog_path or dataset_path)",
+    )
+    p.add_argument(
+        "--client-kwargs",
+        action="append",
+        default=[],
+        metavar="NAME=KEY[,KEY...]",
+        help="kwargs a client may set for an extra (--env) env; the project's envs have fixed lists",
+    )
+    p.add_argument(
+        "--max-num-products", type=int, default=100_000, help="largest synthetic WebShop catalog a client may ask for"
+    )
+    p.add_argument(
+        "--catalog-budget-mb",
+        type=float,
+        default=1024.0,
+        help="memory for WebShop catalogs; least recently used unused ones are freed beyond it",
+    )
+    p.add_argument(
+        "--read-timeout",
+        type=float,
+        default=30.0,
+        help="seconds a request's headers, then its body, may each take to arrive; slower ones are "
+        "disconnected (a late body gets 408 first)",
+    )
+    p.add_argument("--keep-alive", type=float, default=30.0, help="seconds an idle keep-alive connection is kept")
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=1024,
+        help="concurrent connections and requests; beyond it requests get 503",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=ID[@module:Class]",
+        help="serve one more gymnasium env under NAME (registering it if an entry point is given)",
+    )
+    p.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first (e.g. a package that registers its envs)",
+    )
     p.add_argument("--preload", action="append", default=[], metavar="NAME", help="build NAME once at start-up")
     p.add_argument("--agentgym-env", default="webshop", help="env behind the AgentGym routes ('none' turns them off)")
     p.add_argument("--log-level", default="INFO")
     a = p.parse_args(argv)
     logging.basicConfig(level=a.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return ServerConfig(host=a.host, port=a.port, token=a.token or None, max_sessions=a.max_sessions,
-                            idle_timeout_s=a.idle_timeout, max_action_chars=a.max_action_chars,
-                            max_body_bytes=a.max_body_bytes, env_threads=a.env_threads,
-                            env_kwargs=_pairs(a.env_kwargs, "--env-kwargs", True),
-                            extra_envs=_pairs(a.env, "--env", False), imports=a.imports, preload=a.preload,
-                            agentgym_env=None if a.agentgym_env.lower() == "none" else a.agentgym_env)
+        return ServerConfig(
+            host=a.host,
+            port=a.port,
+            token=a.token or None,
+            max_sessions=a.max_sessions,
+            idle_timeout_s=a.idle_timeout,
+            max_action_chars=a.max_action_chars,
+            max_body_bytes=a.max_body_bytes,
+            env_threads=a.env_threads,
+            env_kwargs=_pairs(a.env_kwargs, "--env-kwargs", True),
+            extra_envs=_pairs(a.env, "--env", False),
+            imports=a.imports,
+            preload=a.preload,
+            agentgym_env=None if a.agentgym_env.lower() == "none" else a.agentgym_env,
+            client_kwargs={
+                k: [x.strip() for x in v.split(",") if x.strip()]
+                for k, v in _pairs(a.client_kwargs, "--client-kwargs", False).items()
+            },
+            max_num_products=a.max_num_products,
+            catalog_budget_mb=a.catalog_budget_mb,
+            read_timeout_s=a.read_timeout,
+            keep_alive_s=a.keep_alive,
+            max_connections=a.max_connections,
+        )
     except ValidationError as e:
         raise SystemExit("error: " + "; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())) from e
 
@@ -72,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     import uvicorn
 
     from envs.server.app import build_app
+    from envs.server.transport import http_protocol
 
     cfg = parse_args(argv)
     try:
@@ -79,10 +152,29 @@ def main(argv: list[str] | None = None) -> None:
     except (ValueError, LookupError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
-    log.info("serving %s on http://%s:%d (max %d sessions, idle timeout %g s%s)", ", ".join(sorted(
-        app.app.state.service.catalog.names)), cfg.host, cfg.port, cfg.max_sessions, cfg.idle_timeout_s,
-        ", token required" if cfg.token else "")
-    uvicorn.run(app, host=cfg.host, port=cfg.port, log_level="warning", access_log=False, timeout_keep_alive=30)
+    log.info(
+        "serving %s on http://%s:%d (max %d sessions, idle timeout %g s, read timeout %g s, max %d "
+        "connections, catalog budget %g MB%s)",
+        ", ".join(sorted(cast(FastAPI, app.app).state.service.catalog.names)),
+        cfg.host,
+        cfg.port,
+        cfg.max_sessions,
+        cfg.idle_timeout_s,
+        cfg.read_timeout_s,
+        cfg.max_connections,
+        cfg.catalog_budget_mb,
+        ", token required" if cfg.token else "",
+    )
+    uvicorn.run(
+        app,
+        host=cfg.host,
+        port=cfg.port,
+        log_level="warning",
+        access_log=False,
+        limit_concurrency=cfg.max_connections,
+        timeout_keep_alive=cfg.keep_alive_s,  # type: ignore[arg-type]  # a float works (call_later)
+        http=http_protocol(cfg.read_timeout_s),
+    )
 
 
 if __name__ == "__main__":

@@ -12,8 +12,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from envs.server.protocol import (AgentGymActions, AgentGymClose, AgentGymCloseResponse, AgentGymReset, AgentGymState,
-                                  AgentGymStep, AgentGymStepResponse)
+from envs.server.protocol import (
+    AgentGymActions,
+    AgentGymClose,
+    AgentGymCloseResponse,
+    AgentGymReset,
+    AgentGymState,
+    AgentGymStep,
+    AgentGymStepResponse,
+)
 from envs.server.service import EnvService
 from envs.server.sessions import SessionNotFound
 
@@ -21,7 +28,7 @@ CLICK, SEARCH = "click[", "search[..."
 
 
 def _clickables(actions: list[str]) -> list[str]:
-    return [a[len(CLICK):-1] for a in actions if a.startswith(CLICK) and a.endswith("]")]
+    return [a[len(CLICK) : -1] for a in actions if a.startswith(CLICK) and a.endswith("]")]
 
 
 def agentgym_router(service: EnvService, env: str) -> APIRouter:
@@ -65,8 +72,10 @@ def agentgym_router(service: EnvService, env: str) -> APIRouter:
         s = service.sessions.get_idx(env_idx)
         s.require_reset()
         templates = list(s.info.get("action_templates") or [])
-        return AgentGymActions(has_search_bar=any(t.startswith(SEARCH) for t in templates),
-                               clickables=_clickables(list(s.info.get("available_actions") or [])))
+        return AgentGymActions(
+            has_search_bar=any(t.startswith(SEARCH) for t in templates),
+            clickables=_clickables(list(s.info.get("available_actions") or [])),
+        )
 
     @r.get("/instruction_text", response_model=str)
     async def instruction_text(env_idx: int = Query(...)) -> str:
@@ -85,8 +94,11 @@ def agentgym_router(service: EnvService, env: str) -> APIRouter:
             from envs.webshop.render import render
 
             html = render(view(), "html")
-        return AgentGymState(url=f"{s.env_name}://{s.info.get('page', '')}", html=html,
-                             instruction_text=str(s.info.get("instruction", "")))
+        return AgentGymState(
+            url=f"{s.env_name}://{s.info.get('page', '')}",
+            html=html,
+            instruction_text=str(s.info.get("instruction", "")),
+        )
 
     @r.post("/close", response_model=AgentGymCloseResponse)
     async def close(body: AgentGymClose) -> AgentGymCloseResponse:

@@ -1,8 +1,9 @@
 """The FastAPI app: native routes for every servable env, errors mapped to honest HTTP statuses.
 
 Client mistakes never surface as 500: unknown session/env -> 404, bad body/kwargs/options or an
-oversize action -> 422, stepping before reset or no expert -> 409, server full -> 503 with
-Retry-After (AgentGym's client retries 503), oversize body -> 413, bad token -> 401.
+oversize action -> 422, stepping before reset or no expert -> 409, server full or the catalog
+budget held by open sessions -> 503 with Retry-After (AgentGym's client retries 503), oversize
+body -> 413, late body -> 408, non-UTF-8 body -> 422 (the last three in `guard.py`), bad token -> 401.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
@@ -18,17 +20,44 @@ from fastapi.responses import JSONResponse
 from envs.server.catalog import BadEnvArguments, UnknownEnv
 from envs.server.config import ServerConfig
 from envs.server.guard import Guard
-from envs.server.protocol import (ActionsResponse, CloseResponse, CreateRequest, EnvEntry, ErrorResponse, ExpertResponse,
-                                  HealthResponse, ObservationResponse, ResetRequest, ResetResponse, SessionInfo,
-                                  StepRequest, StepResponse)
+from envs.server.protocol import (
+    ActionsResponse,
+    CloseResponse,
+    CreateRequest,
+    EnvEntry,
+    ErrorResponse,
+    ExpertResponse,
+    HealthResponse,
+    ObservationResponse,
+    ResetRequest,
+    ResetResponse,
+    SessionInfo,
+    StepRequest,
+    StepResponse,
+    to_jsonable,
+)
 from envs.server.service import ActionTooLong, BadResetArguments, EnvService, NoExpert
 from envs.server.sessions import NotReset, ServerFull, Session, SessionNotFound
+from envs.webshop.resources import CatalogBudgetExceeded
+from envs.webshop.resources import cache as shop_cache
 
-ERRORS = {404: {"model": ErrorResponse}, 409: {"model": ErrorResponse}, 422: {"model": ErrorResponse},
-          503: {"model": ErrorResponse}}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorResponse},
+    409: {"model": ErrorResponse},
+    422: {"model": ErrorResponse},
+    503: {"model": ErrorResponse},
+}
 _STATUS: list[tuple[type[Exception], int]] = [
-    (SessionNotFound, 404), (UnknownEnv, 404), (BadEnvArguments, 422), (BadResetArguments, 422), (ActionTooLong, 422),
-    (NotReset, 409), (NoExpert, 409), (ServerFull, 503)]
+    (SessionNotFound, 404),
+    (UnknownEnv, 404),
+    (BadEnvArguments, 422),
+    (BadResetArguments, 422),
+    (ActionTooLong, 422),
+    (NotReset, 409),
+    (NoExpert, 409),
+    (ServerFull, 503),
+    (CatalogBudgetExceeded, 503),
+]
 
 
 def _validation_detail(exc: RequestValidationError) -> str:
@@ -44,9 +73,17 @@ def _validation_detail(exc: RequestValidationError) -> str:
 
 
 def session_info(s: Session, max_action_chars: int) -> SessionInfo:
-    return SessionInfo(session_id=s.id, env=s.env_name, env_id=s.env_id, kwargs=s.kwargs, created_at=s.created_at,
-                       idle_s=time.monotonic() - s.last_used, steps=s.steps, episodes=s.episodes,
-                       max_action_chars=max_action_chars)
+    return SessionInfo(
+        session_id=s.id,
+        env=s.env_name,
+        env_id=s.env_id,
+        kwargs=to_jsonable(s.kwargs),
+        created_at=s.created_at,
+        idle_s=time.monotonic() - s.last_used,
+        steps=s.steps,
+        episodes=s.episodes,
+        max_action_chars=max_action_chars,
+    )
 
 
 def build_app(cfg: ServerConfig) -> Guard:
@@ -59,15 +96,21 @@ def build_app(cfg: ServerConfig) -> Guard:
         yield
         await service.stop()
 
-    api = FastAPI(title="agentsim env server", version="1.0",
-                  description="One protocol for every registered text env (gymnasium semantics over HTTP), "
-                              "plus AgentGym-compatible WebShop routes.", lifespan=lifespan)
+    api = FastAPI(
+        title="agentsim env server",
+        version="1.0",
+        description="One protocol for every registered text env (gymnasium semantics over HTTP), "
+        "plus AgentGym-compatible WebShop routes.",
+        lifespan=lifespan,
+    )
     api.state.service = service
 
     for exc_type, code in _STATUS:
+
         def handler(_: Request, exc: Exception, code: int = code) -> JSONResponse:
             headers = {"Retry-After": "1"} if code == 503 else None
             return JSONResponse({"detail": str(exc)}, status_code=code, headers=headers)
+
         api.add_exception_handler(exc_type, handler)
 
     @api.exception_handler(RequestValidationError)
@@ -76,16 +119,29 @@ def build_app(cfg: ServerConfig) -> Guard:
 
     @api.get("/health", response_model=HealthResponse, tags=["server"])
     async def health() -> HealthResponse:
-        return HealthResponse(status="ok", sessions=len(service.sessions), max_sessions=cfg.max_sessions,
-                              idle_timeout_s=cfg.idle_timeout_s, uptime_s=time.monotonic() - service.started,
-                              envs=sorted(service.catalog.names))
+        catalogs, nbytes = shop_cache().stats()
+        return HealthResponse(
+            status="ok",
+            sessions=len(service.sessions),
+            max_sessions=cfg.max_sessions,
+            idle_timeout_s=cfg.idle_timeout_s,
+            uptime_s=time.monotonic() - service.started,
+            envs=sorted(service.catalog.names),
+            catalogs=catalogs,
+            catalog_mb=round(nbytes / 2**20, 1),
+        )
 
     @api.get("/envs", response_model=list[EnvEntry], tags=["server"])
     async def list_envs() -> list[EnvEntry]:
         return [EnvEntry(name=n, env_id=i) for n, i in sorted(service.catalog.names.items())]
 
-    @api.post("/sessions", response_model=SessionInfo, status_code=status.HTTP_201_CREATED, responses=ERRORS,
-              tags=["sessions"])
+    @api.post(
+        "/sessions",
+        response_model=SessionInfo,
+        status_code=status.HTTP_201_CREATED,
+        responses=ERRORS,
+        tags=["sessions"],
+    )
     async def create(body: CreateRequest) -> SessionInfo:
         return session_info(await service.create(body.env, body.kwargs), cfg.max_action_chars)
 
@@ -97,15 +153,16 @@ def build_app(cfg: ServerConfig) -> Guard:
     # already JSON-safe, so a second pydantic pass per step would only cost time
     @api.post("/sessions/{sid}/reset", response_model=ResetResponse, responses=ERRORS, tags=["sessions"])
     async def reset(sid: str, body: ResetRequest | None = None) -> JSONResponse:
-        body = body or ResetRequest()
+        body = body or ResetRequest.model_validate({})
         obs, info = await service.reset(service.sessions.get(sid), body.seed, body.options)
         return JSONResponse({"observation": obs, "info": info})
 
     @api.post("/sessions/{sid}/step", response_model=StepResponse, responses=ERRORS, tags=["sessions"])
     async def step(sid: str, body: StepRequest) -> JSONResponse:
         obs, reward, terminated, truncated, info = await service.step(service.sessions.get(sid), body.action)
-        return JSONResponse({"observation": obs, "reward": reward, "terminated": terminated, "truncated": truncated,
-                             "info": info})
+        return JSONResponse(
+            {"observation": obs, "reward": reward, "terminated": terminated, "truncated": truncated, "info": info}
+        )
 
     @api.get("/sessions/{sid}/observation", response_model=ObservationResponse, responses=ERRORS, tags=["sessions"])
     async def observation(sid: str) -> ObservationResponse:
@@ -117,8 +174,10 @@ def build_app(cfg: ServerConfig) -> Guard:
     async def available_actions(sid: str) -> ActionsResponse:
         s = service.sessions.get(sid)
         s.require_reset()
-        return ActionsResponse(available_actions=list(s.info.get("available_actions") or []),
-                               action_templates=list(s.info.get("action_templates") or []))
+        return ActionsResponse(
+            available_actions=list(s.info.get("available_actions") or []),
+            action_templates=list(s.info.get("action_templates") or []),
+        )
 
     @api.get("/sessions/{sid}/expert_action", response_model=ExpertResponse, responses=ERRORS, tags=["sessions"])
     async def expert_action(sid: str) -> ExpertResponse:
@@ -138,4 +197,4 @@ def build_app(cfg: ServerConfig) -> Guard:
         from envs.server.agentgym import agentgym_router
 
         api.include_router(agentgym_router(service, cfg.agentgym_env))
-    return Guard(api, cfg.token, cfg.max_body_bytes)
+    return Guard(api, cfg.token, cfg.max_body_bytes, cfg.read_timeout_s)

@@ -56,9 +56,17 @@ def _detail(resp: httpx.Response) -> str:
 class RemoteEnv(gym.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, url: str = "http://127.0.0.1:8000", env: str = "webshop", kwargs: dict[str, Any] | None = None,
-                 token: str | None = None, timeout_s: float = 60.0, full_retry_s: float = 30.0,
-                 max_observation_chars: int = 1_000_000, max_action_chars: int = 8192) -> None:
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8000",
+        env: str = "webshop",
+        kwargs: dict[str, Any] | None = None,
+        token: str | None = None,
+        timeout_s: float = 60.0,
+        full_retry_s: float = 30.0,
+        max_observation_chars: int = 1_000_000,
+        max_action_chars: int = 8192,
+    ) -> None:
         self.url, self.env_name, self.env_kwargs = url.rstrip("/"), env, dict(kwargs or {})
         self.timeout_s, self.full_retry_s = timeout_s, full_retry_s
         token = token or os.environ.get(TOKEN_ENV)
@@ -88,8 +96,10 @@ class RemoteEnv(gym.Env):
 
     def _unavailable(self, op: str, e: Exception) -> EnvServerUnavailable:
         kind = "did not answer in time" if isinstance(e, httpx.TimeoutException) else "is unreachable"
-        return EnvServerUnavailable(f"env server {self.url} {kind} during {op} ({type(e).__name__}: {e}); "
-                                    "is `python -m envs.server` running there?")
+        return EnvServerUnavailable(
+            f"env server {self.url} {kind} during {op} ({type(e).__name__}: {e}); "
+            "is `python -m envs.server` running there?"
+        )
 
     def _answer(self, op: str, resp: httpx.Response) -> Any:
         if resp.status_code < 300:
@@ -159,7 +169,9 @@ class RemoteEnv(gym.Env):
             except SessionLost:
                 if attempt:
                     raise
-                log.warning("remote session %s is gone (evicted or server restarted); creating a new one", self.session_id)
+                log.warning(
+                    "remote session %s is gone (evicted or server restarted); creating a new one", self.session_id
+                )
                 self.session_id = None
         raise AssertionError("unreachable")
 
@@ -182,7 +194,9 @@ class RemoteEnv(gym.Env):
         super().close()
 
     # -- async twins ------------------------------------------------------------------------
-    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    async def areset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         body = {"seed": seed, "options": options}
         for attempt in (0, 1):
@@ -194,7 +208,9 @@ class RemoteEnv(gym.Env):
             except SessionLost:
                 if attempt:
                     raise
-                log.warning("remote session %s is gone (evicted or server restarted); creating a new one", self.session_id)
+                log.warning(
+                    "remote session %s is gone (evicted or server restarted); creating a new one", self.session_id
+                )
                 self.session_id = None
         raise AssertionError("unreachable")
 

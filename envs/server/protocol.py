@@ -32,14 +32,25 @@ class _Body(BaseModel):
 
 
 class CreateRequest(_Body):
-    env: str = Field(..., description="short name (e.g. 'webshop') or gymnasium id (e.g. 'agentsim/WebShop-v0')",
-                     min_length=1, max_length=200)
+    env: str = Field(
+        ...,
+        description="short name (e.g. 'webshop') or gymnasium id (e.g. 'agentsim/WebShop-v0')",
+        min_length=1,
+        max_length=200,
+    )
     kwargs: dict[str, Any] = Field(default_factory=dict, description="constructor kwargs, over the server's defaults")
 
 
+MAX_SEED = 2**63 - 1  # numpy seeds any non-negative int; this bound keeps JSON ints and logs sane
+
+
 class ResetRequest(_Body):
-    seed: int | None = None
-    options: dict[str, Any] | None = None
+    seed: int | None = Field(None, ge=0, le=MAX_SEED, description="gymnasium seeds are non-negative")
+    options: dict[str, Any] | None = Field(
+        None,
+        description="env reset options, validated per env "
+        "(WebShop: goal_index, FaultTree: entry_index; non-negative ints)",
+    )
 
 
 class StepRequest(_Body):
@@ -101,6 +112,8 @@ class HealthResponse(BaseModel):
     idle_timeout_s: float
     uptime_s: float
     envs: list[str]
+    catalogs: int = Field(0, description="WebShop catalogs in memory")
+    catalog_mb: float = Field(0.0, description="their estimated size (budget: --catalog-budget-mb)")
 
 
 class ErrorResponse(BaseModel):
@@ -117,7 +130,7 @@ class AgentGymStep(_Body):
 
 class AgentGymReset(_Body):
     env_idx: int
-    session_id: int | None = None
+    session_id: int | None = Field(None, ge=0, le=MAX_SEED)
 
 
 class AgentGymClose(_Body):

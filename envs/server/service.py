@@ -20,6 +20,7 @@ from envs.server.catalog import EnvCatalog
 from envs.server.config import ServerConfig
 from envs.server.protocol import to_jsonable
 from envs.server.sessions import Session, SessionManager, close_env
+from envs.webshop.resources import configure as configure_shops
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,10 @@ class ActionTooLong(ValueError):
 class EnvService:
     def __init__(self, cfg: ServerConfig) -> None:
         self.cfg = cfg
-        self.catalog = EnvCatalog.build(cfg.extra_envs, cfg.env_kwargs, cfg.imports)
+        self.catalog = EnvCatalog.build(
+            cfg.extra_envs, cfg.env_kwargs, cfg.imports, cfg.client_kwargs, cfg.max_num_products
+        )
+        configure_shops(int(cfg.catalog_budget_mb * 2**20))
         self.sessions = SessionManager(cfg.max_sessions, cfg.idle_timeout_s)
         self.started = time.monotonic()
         self._limiter: anyio.CapacityLimiter | None = None
@@ -54,7 +58,7 @@ class EnvService:
     async def start(self) -> None:
         for name in self.cfg.preload:
             t0 = time.perf_counter()
-            _, env_id, kwargs, env = await self._run(self.catalog.make, name, {})
+            _, env_id, kwargs, env = await self._run(self.catalog.make, name, {}, True)
             await self._run(close_env, env)
             log.info("preloaded %s (%s, kwargs %s) in %.1f s", name, env_id, kwargs, time.perf_counter() - t0)
         self._evictor = asyncio.create_task(self._evict_forever())
@@ -75,20 +79,26 @@ class EnvService:
 
     # -- operations -----------------------------------------------------------------------
     async def create(self, env: str, kwargs: dict[str, Any]) -> Session:
-        self.catalog.resolve(env)  # an unknown name fails before taking a slot
+        _, _, kwargs = self.catalog.client_kwargs(env, kwargs)  # unknown env / bad kwargs fail before taking a slot
         self.sessions.reserve()
         try:
-            name, env_id, merged, made = await self._run(self.catalog.make, env, kwargs)
+            name, env_id, merged, made = await self._run(self.catalog.make, env, kwargs, True)
         except BaseException:
             self.sessions.release()
             raise
-        return self.sessions.add(name, env_id, merged, made)
+        # a client sees the effective values of what a client may set, never the operator's data paths
+        shown = {k: v for k, v in merged.items() if k in self.catalog.entries[name].allowed()}
+        return self.sessions.add(name, env_id, shown, made)
 
     async def reset(self, s: Session, seed: int | None, options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+        try:
+            options = self.catalog.reset_options(s.env_name, options)
+        except ValueError as e:
+            raise BadResetArguments(str(e)) from e
         async with s.lock:
             try:
                 obs, info = await self._run(lambda: s.env.reset(seed=seed, options=options))
-            except (ValueError, TypeError, KeyError) as e:
+            except (ValueError, TypeError, KeyError, IndexError, OverflowError) as e:
                 raise BadResetArguments(f"reset rejected by env {s.env_name!r}: {e}") from e
             s.observation, s.info = str(obs), to_jsonable(info)
             s.episodes += 1
@@ -97,8 +107,10 @@ class EnvService:
 
     async def step(self, s: Session, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if len(action) > self.cfg.max_action_chars:
-            raise ActionTooLong(f"action is {len(action):,} characters long; this server accepts at most "
-                                f"{self.cfg.max_action_chars:,} (server option --max-action-chars)")
+            raise ActionTooLong(
+                f"action is {len(action):,} characters long; this server accepts at most "
+                f"{self.cfg.max_action_chars:,} (server option --max-action-chars)"
+            )
         async with s.lock:
             s.require_reset()
             obs, reward, terminated, truncated, info = await self._run(s.env.step, action)

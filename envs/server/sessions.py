@@ -75,9 +75,11 @@ class SessionManager:
     def reserve(self) -> None:
         """Claim a slot for a session about to be built; `ServerFull` if there is none."""
         if len(self._sessions) + self._pending >= self.max_sessions:
-            raise ServerFull(f"server is full: {len(self._sessions)} sessions open (max {self.max_sessions}); "
-                             f"close sessions you no longer need, or retry later (idle sessions are closed after "
-                             f"{self.idle_timeout_s:g} s)")
+            raise ServerFull(
+                f"server is full: {len(self._sessions)} sessions open (max {self.max_sessions}); "
+                f"close sessions you no longer need, or retry later (idle sessions are closed after "
+                f"{self.idle_timeout_s:g} s)"
+            )
         self._pending += 1
 
     def release(self) -> None:
@@ -98,8 +100,11 @@ class SessionManager:
     def get(self, sid: str) -> Session:
         s = self._sessions.get(sid)
         if s is None:
-            why = (f"it was closed after {self.idle_timeout_s:g} s idle" if sid in self._gone
-                   else "it was closed, never existed, or the server restarted")
+            why = (
+                f"it was closed after {self.idle_timeout_s:g} s idle"
+                if sid in self._gone
+                else "it was closed, never existed, or the server restarted"
+            )
             raise SessionNotFound(f"unknown session {sid!r}: {why}; create a new one")
         s.touch()
         return s

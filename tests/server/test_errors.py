@@ -73,7 +73,8 @@ def test_oversize_action_and_body(client, session):
     assert r.status_code == 422 and "action is 20,008 characters long" in detail(r) and "at most 8,192" in detail(r)
     # within the transport limit, the env itself judges the action (and says why), as in-process
     r = client.post(f"/sessions/{session}/step", json={"action": "search[" + "a" * 3000 + "]"})
-    assert r.status_code == 200 and "at most 1,000 are allowed" in r.json()["info"]["error"]
+    error = r.json()["info"]["error"]  # wording from the shared action cap in envs/contract.py
+    assert r.status_code == 200 and "too long" in error and "at most 1,000" in error
     r = client.post(f"/sessions/{session}/step", json={"action": "x" * (2 << 20)})
     assert r.status_code == 413 and "over this server's limit" in detail(r)
 
@@ -114,5 +115,6 @@ def test_bearer_token(server_factory):
 def test_token_required_off_loopback():
     with pytest.raises(ValueError, match="requires a bearer token"):
         ServerConfig(host="0.0.0.0")
-    assert ServerConfig(host="0.0.0.0", token="t").token == "t"
+    strong = "0123456789abcdef0123456789abcdef"  # issue 12: off loopback a token needs >= 16 chars (was "t")
+    assert ServerConfig(host="0.0.0.0", token=strong).token == strong
     assert ServerConfig(host="::1").token is None

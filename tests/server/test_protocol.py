@@ -20,9 +20,22 @@ def test_health_envs_and_openapi(server):
     listed = {e["name"]: e["env_id"] for e in httpx.get(f"{server.url}/envs").json()}
     assert listed["webshop"] == "agentsim/WebShop-v0" and listed["corridor"] == "agentsim-test/Corridor-v0"
     paths = httpx.get(f"{server.url}/openapi.json").json()["paths"]
-    for p in ("/health", "/envs", "/sessions", "/sessions/{sid}/reset", "/sessions/{sid}/step",
-              "/sessions/{sid}/observation", "/sessions/{sid}/available_actions", "/sessions/{sid}",
-              "/create", "/step", "/reset", "/observation", "/available_actions", "/instruction_text"):
+    for p in (
+        "/health",
+        "/envs",
+        "/sessions",
+        "/sessions/{sid}/reset",
+        "/sessions/{sid}/step",
+        "/sessions/{sid}/observation",
+        "/sessions/{sid}/available_actions",
+        "/sessions/{sid}",
+        "/create",
+        "/step",
+        "/reset",
+        "/observation",
+        "/available_actions",
+        "/instruction_text",
+    ):
         assert p in paths, p
 
 
@@ -32,7 +45,9 @@ def test_session_lifecycle_routes(server):
         sid = info["session_id"]
         assert info["env"] == "webshop" and info["kwargs"] == {"num_products": SMALL}
         r = c.post(f"/sessions/{sid}/reset", json={"seed": 5}).json()
-        assert r["observation"].startswith("WebShop [SEP] Instruction") and r["info"]["action_templates"] == ["search[...]"]
+        assert r["observation"].startswith("WebShop [SEP] Instruction") and r["info"]["action_templates"] == [
+            "search[...]"
+        ]
         acts = c.get(f"/sessions/{sid}/available_actions").json()
         assert acts == {"available_actions": [], "action_templates": ["search[...]"]}
         expert = c.get(f"/sessions/{sid}/expert_action").json()["action"]
@@ -49,7 +64,11 @@ def _play(env, seed: int, n: int = 12) -> list:
     trace = [env.reset(seed=seed)]
     for k in range(n):
         acts = trace[-1][-1]["available_actions"]
-        action = ["search[usb cable]", "click[not there]", acts[min(2, len(acts) - 1)] if acts else "search[desk lamp]"][k % 3]
+        action = [
+            "search[usb cable]",
+            "click[not there]",
+            acts[min(2, len(acts) - 1)] if acts else "search[desk lamp]",
+        ][k % 3]
         res = env.step(action)
         trace.append(res)
         if res[2] or res[3]:

@@ -74,6 +74,7 @@ def test_rss_bounded_over_10000_create_close_cycles(server_factory):
                     if i % 10 == 0:  # exercise a reset now and then (episode state is allocated there)
                         assert (await c.post(f"/sessions/{sid}/reset", json={"seed": i})).status_code == 200
                     assert (await c.delete(f"/sessions/{sid}")).status_code == 200
+
         await asyncio.gather(*(lane(n // lanes) for _ in range(lanes)))
 
     start = s.rss_mb()
