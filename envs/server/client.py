@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Generator
 from typing import Any
 
 import gymnasium as gym
@@ -23,6 +24,8 @@ import envs
 from envs.server import REMOTE_ENTRY_POINT
 from envs.spaces import FreeText
 
+Call = tuple[str, str, str, dict[str, Any]]  # (what, method, path, body) of one request
+Reset = tuple[str, dict[str, Any]]
 log = logging.getLogger(__name__)
 TOKEN_ENV = "AGENTSIM_SERVER_TOKEN"
 
@@ -156,15 +159,15 @@ class RemoteEnv(gym.Env):
             raise RemoteEnvError(f"{what} before reset(): the remote session is created by the first reset")
         return f"/sessions/{self.session_id}/{what}"
 
-    # -- sync gymnasium API -----------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
+    def _reset_calls(self, seed: int | None, options: dict[str, Any] | None) -> Generator[Call, dict[str, Any], Reset]:
+        """The requests of a reset, as a plan both `reset` and `areset` drive: create the session if there is
+        none, reset it, and if it was lost (evicted, server restarted) create a new one once."""
         body = {"seed": seed, "options": options}
         for attempt in (0, 1):
             if self.session_id is None:
-                self.session_id = self._call("create", "POST", "/sessions", self._create_body())["session_id"]
+                self.session_id = (yield ("create", "POST", "/sessions", self._create_body()))["session_id"]
             try:
-                r = self._call("reset", "POST", self._path("reset"), body)
+                r = yield ("reset", "POST", self._path("reset"), body)
                 return r["observation"], r["info"]
             except SessionLost:
                 if attempt:
@@ -174,6 +177,22 @@ class RemoteEnv(gym.Env):
                 )
                 self.session_id = None
         raise AssertionError("unreachable")
+
+    # -- sync gymnasium API -----------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Reset:
+        super().reset(seed=seed)
+        plan = self._reset_calls(seed, options)
+        try:
+            call = next(plan)
+            while True:
+                try:
+                    result = self._call(*call)
+                except SessionLost as e:
+                    call = plan.throw(e)
+                else:
+                    call = plan.send(result)
+        except StopIteration as done:
+            return done.value
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         return self._step_result(self._call("step", "POST", self._path("step"), {"action": action}))
@@ -194,25 +213,20 @@ class RemoteEnv(gym.Env):
         super().close()
 
     # -- async twins ------------------------------------------------------------------------
-    async def areset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Reset:
         super().reset(seed=seed)
-        body = {"seed": seed, "options": options}
-        for attempt in (0, 1):
-            if self.session_id is None:
-                self.session_id = (await self._acall("create", "POST", "/sessions", self._create_body()))["session_id"]
-            try:
-                r = await self._acall("reset", "POST", self._path("reset"), body)
-                return r["observation"], r["info"]
-            except SessionLost:
-                if attempt:
-                    raise
-                log.warning(
-                    "remote session %s is gone (evicted or server restarted); creating a new one", self.session_id
-                )
-                self.session_id = None
-        raise AssertionError("unreachable")
+        plan = self._reset_calls(seed, options)
+        try:
+            call = next(plan)
+            while True:
+                try:
+                    result = await self._acall(*call)
+                except SessionLost as e:
+                    call = plan.throw(e)
+                else:
+                    call = plan.send(result)
+        except StopIteration as done:
+            return done.value
 
     async def astep(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         return self._step_result(await self._acall("step", "POST", self._path("step"), {"action": action}))
