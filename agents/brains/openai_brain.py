@@ -7,7 +7,6 @@ URL and says what to do.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import time
 from typing import Any
@@ -17,6 +16,7 @@ import httpx
 import openai
 
 from agents.brains.base import BrainError, BrainOutput, Message, ToolCall, approx_tokens
+from envs.server.config import is_loopback
 
 LOCAL_SERVER_HINT = (
     "start a local one with: python -m llama_cpp.server --model $(python -m agents.brains.model_files) "
@@ -25,13 +25,8 @@ LOCAL_SERVER_HINT = (
 
 
 def _is_loopback(url: str) -> bool:
-    host = urlparse(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    """Whether the endpoint is on this machine (local servers need no API key)."""
+    return is_loopback(urlparse(url).hostname or "")
 
 
 class OpenAIBrain:

@@ -13,6 +13,7 @@ TOKEN_HOWTO = 'python -c "import secrets; print(secrets.token_hex(16))"'
 
 
 def is_loopback(host: str) -> bool:
+    """Whether `host` (a name or an address) is this machine: the one place that decides it."""
     if host in LOOPBACK_NAMES:
         return True
     try:
