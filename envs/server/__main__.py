@@ -78,6 +78,12 @@ def parse_args(argv: list[str] | None = None) -> ServerConfig:
         help="memory for WebShop catalogs; least recently used unused ones are freed beyond it",
     )
     p.add_argument(
+        "--disk-budget-mb",
+        type=float,
+        default=2048.0,
+        help="disk for built WebShop catalogs and indexes ($AGENTSIM_CACHE); least recently used unused ones are deleted",
+    )
+    p.add_argument(
         "--read-timeout",
         type=float,
         default=30.0,
@@ -132,6 +138,7 @@ def parse_args(argv: list[str] | None = None) -> ServerConfig:
             },
             max_num_products=a.max_num_products,
             catalog_budget_mb=a.catalog_budget_mb,
+            disk_budget_mb=a.disk_budget_mb,
             read_timeout_s=a.read_timeout,
             keep_alive_s=a.keep_alive,
             max_connections=a.max_connections,

@@ -56,6 +56,7 @@ class ServerConfig(BaseModel):
     # -- resource limits a client cannot exceed
     max_num_products: int = Field(100_000, ge=10)  # largest synthetic WebShop catalog a client may ask for
     catalog_budget_mb: float = Field(1024.0, gt=0)  # bytes of WebShop catalogs kept in memory (LRU beyond it)
+    disk_budget_mb: float = Field(2048.0, gt=0)  # bytes of built catalogs + indexes kept on disk (LRU beyond it)
     read_timeout_s: float = Field(30.0, gt=0)  # a request's headers, then its body, must each arrive within this
     keep_alive_s: float = Field(30.0, gt=0)  # idle keep-alive connections are closed after this
     max_connections: int = Field(1024, ge=1)  # concurrent connections + requests; more get 503

@@ -43,7 +43,7 @@ class EnvService:
         self.catalog = EnvCatalog.build(
             cfg.extra_envs, cfg.env_kwargs, cfg.imports, cfg.client_kwargs, cfg.max_num_products
         )
-        configure_shops(int(cfg.catalog_budget_mb * 2**20))
+        configure_shops(int(cfg.catalog_budget_mb * 2**20), int(cfg.disk_budget_mb * 2**20))
         self.sessions = SessionManager(cfg.max_sessions, cfg.idle_timeout_s)
         self.started = time.monotonic()
         self._limiter: anyio.CapacityLimiter | None = None

@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from .catalog import Catalog
+from .paths import prune_disk_cache
 from .search import Backend, SearchIndex, open_index
 
 log = logging.getLogger(__name__)
@@ -111,8 +112,9 @@ class _Entry:
 class ShopCache:
     """LRU of shops by bytes. `_held` keeps the recently used ones alive; `_known` sees every live one."""
 
-    def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
+    def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES, disk_budget_bytes: int | None = None) -> None:
         self.budget_bytes = budget_bytes
+        self.disk_budget_bytes = disk_budget_bytes  # None: built catalogs stay on disk (in-process users)
         self._held: OrderedDict[CatalogSpec, Shop] = OrderedDict()
         self._known: dict[CatalogSpec, _Entry] = {}
         self._lock = threading.RLock()
@@ -164,6 +166,10 @@ class ShopCache:
             self.built += 1
             self._trim(keep=spec)
             trim_heap()
+            if self.disk_budget_bytes is not None:
+                self._forget_dead()
+                alive = {c.hash for e in self._known.values() if (c := e.catalog()) is not None}
+                prune_disk_cache(self.disk_budget_bytes, keep=alive)
             return shop
 
     def _forget_dead(self) -> None:
@@ -209,9 +215,11 @@ class ShopCache:
 _CACHE = ShopCache()
 
 
-def configure(budget_bytes: int) -> ShopCache:
-    """Set the byte budget of the process-wide cache (the env server does, from --catalog-budget-mb)."""
+def configure(budget_bytes: int, disk_budget_bytes: int | None = None) -> ShopCache:
+    """Set the byte budgets of the process-wide cache (the env server does, from --catalog-budget-mb and
+    --disk-budget-mb): memory for catalogs alive, disk for catalogs built (catalogs in use are never removed)."""
     _CACHE.budget_bytes = budget_bytes
+    _CACHE.disk_budget_bytes = disk_budget_bytes
     return _CACHE
 
 

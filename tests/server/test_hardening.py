@@ -309,3 +309,20 @@ def test_distinct_catalog_seeds_do_not_grow_the_server(server_factory):
     assert h["catalog_mb"] <= 40 and h["catalogs"] < 40  # LRU-evicted within the budget
     # was +6 MB per new catalog for good (106 -> 260 MB over 40); now flat once the budget is full
     assert rss[-1] - rss[19] < 15 and rss[-1] - rss[0] < 60, [round(x) for x in rss]
+
+
+def test_disk_cache_is_bounded_and_keeps_catalogs_in_use(tmp_path, monkeypatch):
+    """A client choosing catalog_seed cannot fill the disk: built catalogs beyond the budget are deleted, LRU first."""
+    from envs.webshop.paths import cache_root
+    from envs.webshop.resources import _build as build_real
+
+    monkeypatch.setenv("AGENTSIM_CACHE", str(tmp_path))
+    c = ShopCache(budget_bytes=1 << 30, disk_budget_bytes=1)  # a 1-byte disk budget: keep only what is in use
+    in_use = c.get(CatalogSpec(num_products=50, catalog_seed=0), build_real)
+    for seed in range(1, 5):
+        c.get(CatalogSpec(num_products=50, catalog_seed=seed), build_real)
+        c.clear()  # nobody holds the others
+    left = {d.name for d in cache_root().iterdir()}
+    assert in_use.catalog.hash in left  # in use: never deleted
+    assert len(left) <= 2  # the catalog in use and at most the newest one
+    assert in_use.index.search("shirt", 5) is not None  # and it still works
