@@ -100,7 +100,7 @@ def test_count_tokens_uses_the_model_tokenizer(local_brain):
 
 
 def test_embedded_brain_runs_an_episode_with_only_valid_actions(local_brain):
-    env = gym.make(ENV_ID, disable_env_checker=True)
+    env = gym.make(ENV_ID)
     rec = run_episode(env, Agent(local_brain), seed=0, max_steps=8)
     assert rec.stats.parse_failures == 0
     acted = [s for s in rec.steps if s.action]

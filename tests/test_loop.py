@@ -30,7 +30,7 @@ class ReplayBrain:
 
 
 def make():
-    return gym.make(ENV_ID, disable_env_checker=True)
+    return gym.make(ENV_ID)
 
 
 def test_scripted_expert_solves_corridor():
@@ -70,7 +70,7 @@ def test_k_consecutive_invalid_outputs_truncate_with_reason():
 
 
 def test_env_truncation_is_not_termination():
-    env = gym.make(ENV_ID, disable_env_checker=True, max_steps=2)
+    env = gym.make(ENV_ID, max_steps=2)
     rec = run_episode(env, Agent(ReplayBrain(["Action: say[hi]"] * 5), mode="generate"), seed=0, max_steps=10)
     assert rec.outcome.truncated and not rec.outcome.terminated and rec.outcome.truncation_reason == "env"
     assert rec.stats.env_steps == 2

@@ -163,7 +163,7 @@ def test_plugins_are_used_by_name(plugin: str):
     assert rec.outcome.success and rec.stats.invalid_actions == 0
     assert 0 < len(notes.save_state()["notes"]) <= 3
     # the plugin brain picks by its own rule
-    rec = run_episode(gym.make("agentsim/counter-v0", disable_env_checker=True), Agent(brain), seed=1, max_steps=10)
+    rec = run_episode(gym.make("agentsim/counter-v0"), Agent(brain), seed=1, max_steps=10)
     assert [s.action for s in rec.steps] == ["stop[]"] and rec.brain == "first"
 
 
@@ -218,5 +218,5 @@ def test_remote_env_declares_its_async_abilities():
     env = RemoteEnv(url="http://127.0.0.1:9", env="webshop")  # no request until reset
     assert isinstance(env, AsyncEnv) and isinstance(env, AsyncClosable)
     assert isinstance(env, ServesEnvs) and isinstance(env, HasAsyncExpert)
-    plain = gym.make("agentsim-test/Corridor-v0", disable_env_checker=True)
+    plain = gym.make("agentsim-test/Corridor-v0")
     assert not isinstance(plain, AsyncEnv) and not isinstance(plain, ServesEnvs)

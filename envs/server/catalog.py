@@ -104,7 +104,7 @@ class EnvCatalog:
             name, env_id, kwargs = self.client_kwargs(env, kwargs)
         merged = {**self.defaults.get(name, {}), **kwargs}
         try:
-            made = gym.make(env_id, disable_env_checker=True, **merged)
+            made = gym.make(env_id, **merged)
         except (TypeError, ValueError, OverflowError) as e:  # includes pydantic's ValidationError
             raise BadEnvArguments(f"bad kwargs for env {name!r}: {e}") from e
         return name, env_id, merged, made

@@ -77,7 +77,7 @@ def _play(env, seed: int, n: int = 12) -> list:
 
 
 def test_remote_env_matches_local_env(server):
-    local = gym.make("agentsim/WebShop-v0", num_products=SMALL, disable_env_checker=True)
+    local = gym.make("agentsim/WebShop-v0", num_products=SMALL)
     remote = RemoteEnv(server.url, "webshop", {"num_products": SMALL})
     try:
         assert remote.spec.id == "agentsim/WebShop-v0"
@@ -105,7 +105,7 @@ def test_remote_env_async_and_gym_make(server):
 
     results = asyncio.run(main())
     assert all(r == 1.0 and term for r, term, _ in results)
-    env = gym.make(REMOTE_ID, url=server.url, env="corridor", disable_env_checker=True)
+    env = gym.make(REMOTE_ID, url=server.url, env="corridor")
     obs, info = env.reset(seed=0)
     assert "corridor" in obs and "available_actions" in info
     env.close()
