@@ -18,11 +18,13 @@ from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from gymnasium.wrappers import TimeLimit
 
 from .catalog import Split
 from .env import WebShopEnv
 from .render import render_html
 
+STEP_LIMIT = 100  # steps a person gets on the page (Gymnasium's TimeLimit, as in the contract)
 log = logging.getLogger(__name__)
 
 CSS = """
@@ -49,11 +51,11 @@ class Sessions:
     """Live envs by session id, oldest dropped beyond `limit` (a person's tab, not a database)."""
 
     def __init__(self, limit: int = 256) -> None:
-        self._envs: OrderedDict[str, tuple[WebShopEnv, dict[str, Any]]] = OrderedDict()
+        self._envs: OrderedDict[str, tuple[TimeLimit, dict[str, Any]]] = OrderedDict()
         self._limit = limit
         self._lock = threading.Lock()
 
-    def add(self, env: WebShopEnv) -> str:
+    def add(self, env: TimeLimit) -> str:
         sid = secrets.token_urlsafe(12)
         with self._lock:
             self._envs[sid] = (env, {})
@@ -61,7 +63,7 @@ class Sessions:
                 self._envs.popitem(last=False)
         return sid
 
-    def get(self, sid: str) -> tuple[WebShopEnv, dict[str, Any]]:
+    def get(self, sid: str) -> tuple[TimeLimit, dict[str, Any]]:
         with self._lock:
             if sid not in self._envs:
                 raise HTTPException(404, "unknown or expired session; pick a goal again")
@@ -76,7 +78,8 @@ async def _form(request: Request) -> dict[str, str]:
 
 def create_app(**env_kwargs: Any) -> FastAPI:
     """The web app; `env_kwargs` go to every `WebShopEnv` (e.g. num_products, split)."""
-    env_kwargs = {"max_steps": 100, **env_kwargs, "observation_mode": "html"}
+    max_steps = int(env_kwargs.pop("max_steps", STEP_LIMIT))
+    env_kwargs = {**env_kwargs, "observation_mode": "html"}
     app = FastAPI(title="WebShop")
     sessions = Sessions()
     probe = WebShopEnv(**{**env_kwargs, "split": env_kwargs.get("split", "test")})
@@ -107,7 +110,7 @@ def create_app(**env_kwargs: Any) -> FastAPI:
         split = form.get("split", "test")
         if split not in ("train", "eval", "test"):
             raise HTTPException(400, "split must be train, eval or test")
-        env = WebShopEnv(**{**env_kwargs, "split": split})
+        env = TimeLimit(WebShopEnv(**{**env_kwargs, "split": split}), max_episode_steps=max_steps)
         try:
             goal_index = int(form.get("goal_index", "0"))
             env.reset(options={"goal_index": goal_index})
@@ -118,17 +121,18 @@ def create_app(**env_kwargs: Any) -> FastAPI:
     @app.get("/s/{sid}", response_class=HTMLResponse)
     def show(sid: str) -> HTMLResponse:
         env, meta = sessions.get(sid)
+        shop = cast(WebShopEnv, env.unwrapped)
         error = meta.get("error")
-        status = f"step {env.snapshot().steps} of {env.config.max_steps}"
+        status = f"step {env._elapsed_steps} of {max_steps}"
         if meta.get("truncated"):
             status += " — step limit reached"
         parts = [
-            f"<p class='instruction' id='instruction'><b>Instruction:</b> {html.escape(env.goal.instruction)}</p>",
+            f"<p class='instruction' id='instruction'><b>Instruction:</b> {html.escape(shop.goal.instruction)}</p>",
             f"<p id='status'>{status}</p>",
         ]
         if error:
             parts.append(f"<p class='error' id='error'>{html.escape(error)}</p>")
-        parts.append(render_html(env.view(), form_action=f"/s/{sid}/act", include_instruction=False))
+        parts.append(render_html(shop.view(), form_action=f"/s/{sid}/act", include_instruction=False))
         return _page("WebShop", "".join(parts))
 
     @app.post("/s/{sid}/act")
