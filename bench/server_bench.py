@@ -115,27 +115,19 @@ async def http(url: str, clients: int, steps: int) -> dict:
     return stats(lat, per * clients, time.perf_counter() - t0)
 
 
-def start_server(port: int, kwargs: dict) -> subprocess.Popen:
+def start_server(
+    port: int, kwargs: dict, *, max_sessions: int = 256, preload: bool = True, cache: str | None = None
+) -> subprocess.Popen:
+    """`python -m envs.server` on `port` serving WebShop with `kwargs`, once /health answers (the soak bench too)."""
     import httpx
 
-    cmd = [
-        "nice",
-        sys.executable,
-        "-m",
-        "envs.server",
-        "--port",
-        str(port),
-        "--max-sessions",
-        "256",
-        "--env-kwargs",
-        "webshop=" + json.dumps(kwargs),
-        "--preload",
-        "webshop",
-        "--log-level",
-        "WARNING",
-    ]
-    proc = subprocess.Popen(cmd, cwd=ROOT)
-    for _ in range(600):
+    cmd = [sys.executable, "-m", "envs.server", "--port", str(port), "--max-sessions", str(max_sessions)]
+    cmd += ["--env-kwargs", "webshop=" + json.dumps(kwargs), "--log-level", "WARNING"]
+    cmd += ["--preload", "webshop"] * preload
+    env = {**os.environ, **({"AGENTSIM_CACHE": cache} if cache else {})}
+    proc = subprocess.Popen(["nice", *cmd], cwd=ROOT, env=env)
+    deadline = time.time() + 120
+    while time.time() < deadline:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
                 return proc

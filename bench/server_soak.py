@@ -18,7 +18,6 @@ import asyncio
 import json
 import logging
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +25,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from server_bench import start_server  # noqa: E402  (one way to start the server for both benches)
+
 RESULTS = ROOT / "bench" / "results" / "server_soak.json"
 log = logging.getLogger("server_soak")
 
@@ -43,33 +46,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def start_server(port: int, num_products: int, cache: str, preload: bool = True) -> subprocess.Popen:
-    import httpx
-
-    cmd = [
-        "nice",
-        sys.executable,
-        "-m",
-        "envs.server",
-        "--port",
-        str(port),
-        "--env-kwargs",
-        f'webshop={{"num_products": {num_products}}}',
-        "--log-level",
-        "WARNING",
-    ] + (["--preload", "webshop"] * preload)
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "AGENTSIM_CACHE": cache})
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("server did not start")
 
 
 async def cycle(c, i: int) -> None:
@@ -179,7 +155,13 @@ def main() -> None:
         trace(a.trace, a.num_products)
         return
     port = free_port()
-    proc = start_server(port, a.num_products, tempfile.mkdtemp(prefix="agentsim-soak-"), not a.no_preload)
+    proc = start_server(
+        port,
+        {"num_products": a.num_products},
+        max_sessions=256,
+        preload=not a.no_preload,
+        cache=tempfile.mkdtemp(prefix="agentsim-soak-"),
+    )
     try:
         points, complete = asyncio.run(
             soak(f"http://127.0.0.1:{port}", proc.pid, a.cycles, a.max_seconds, a.lanes, a.every)
