@@ -149,25 +149,32 @@ def write_summary(out: Path, cfg: RunConfig, r: EngineResult, chash: str, execut
     atomic_write_text(out / SUMMARY, json.dumps(body, indent=2, default=str))
 
 
-def summary_table(s: RunSummary, title: str, failed: int = 0) -> Table:
-    """The numbers people compare, as a rich table."""
+def metric_table(title: str, rows: list[tuple[str, str]]) -> Table:
+    """A two-column (metric, value) rich table: how every command reports its numbers."""
     t = Table(title=title)
     t.add_column("metric")
     t.add_column("value", justify="right")
-    rows = [
-        ("episodes", f"{s.episodes}"),
-        ("failed (crashed)", f"{failed}"),
-        ("success rate", f"{s.success_rate:.1%}"),
-        ("mean score", f"{s.mean_score:.1f}"),
-        ("mean steps", f"{s.mean_steps:.1f}"),
-        ("invalid-action rate", f"{s.invalid_action_rate:.1%}"),
-        ("tokens in / out", f"{s.tokens_in:,} / {s.tokens_out:,}"),
-        ("wall time", f"{s.wall_time_s:.1f} s"),
-        ("steps / s", f"{s.steps_per_s:.1f}"),
-    ]
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def summary_table(s: RunSummary, title: str, failed: int = 0) -> Table:
+    """The numbers people compare about a run."""
+    return metric_table(
+        title,
+        [
+            ("episodes", f"{s.episodes}"),
+            ("failed (crashed)", f"{failed}"),
+            ("success rate", f"{s.success_rate:.1%}"),
+            ("mean score", f"{s.mean_score:.1f}"),
+            ("mean steps", f"{s.mean_steps:.1f}"),
+            ("invalid-action rate", f"{s.invalid_action_rate:.1%}"),
+            ("tokens in / out", f"{s.tokens_in:,} / {s.tokens_out:,}"),
+            ("wall time", f"{s.wall_time_s:.1f} s"),
+            ("steps / s", f"{s.steps_per_s:.1f}"),
+        ],
+    )
 
 
 def report(console: Console, r: EngineResult, title: str, out: Path, noun: str = "run") -> None:

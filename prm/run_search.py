@@ -18,6 +18,7 @@ from rich.table import Table
 from agents.cli import hydra_command
 from agents.config import SEED_MAX, AgentConfig, BrainConfig, ConfigError, EnvConfig, LogLevel, Strict, validate_config
 from agents.core.factory import build_brain, make_env
+from agents.engine import metric_table
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from prm.dense import annotate
 from prm.model import PRMModel
@@ -105,19 +106,16 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
 
 
 def _table(c: SearchConfig, results: list[SearchResult]) -> Table:
-    t = Table(title=f"{c.strategy} (n={c.n}, m={c.m}) over {len(results)} episodes")
-    t.add_column("metric")
-    t.add_column("value", justify="right")
     n = max(1, len(results))
-    rows = [
-        ("success rate", f"{sum(r.best.outcome() >= 1.0 for r in results) / n:.1%}"),
-        ("mean score", f"{sum(r.best.outcome() for r in results) / n:.3f}"),
-        ("policy samples / episode", f"{sum(r.samples for r in results) / n:.1f}"),
-        ("PRM-scored nodes / episode", f"{sum(r.scored for r in results) / n:.1f}"),
-    ]
-    for k, v in rows:
-        t.add_row(k, v)
-    return t
+    return metric_table(
+        f"{c.strategy} (n={c.n}, m={c.m}) over {len(results)} episodes",
+        [
+            ("success rate", f"{sum(r.best.outcome() >= 1.0 for r in results) / n:.1%}"),
+            ("mean score", f"{sum(r.best.outcome() for r in results) / n:.3f}"),
+            ("policy samples / episode", f"{sum(r.samples for r in results) / n:.1f}"),
+            ("PRM-scored nodes / episode", f"{sum(r.scored for r in results) / n:.1f}"),
+        ],
+    )
 
 
 def job(plain: dict[str, Any]) -> int:
