@@ -37,6 +37,7 @@ def _pairs(items: list[str], what: str, parse_json: bool) -> dict:
 
 
 def parse_args(argv: list[str] | None = None) -> ServerConfig:
+    """The command line as a ServerConfig (operator options; exits 2 with a message on a bad one)."""
     p = argparse.ArgumentParser(
         prog="python -m envs.server", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -148,6 +149,7 @@ def parse_args(argv: list[str] | None = None) -> ServerConfig:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """`python -m envs.server`: validate the config, then serve until stopped."""
     import uvicorn
 
     from envs.server.app import build_app

@@ -32,6 +32,7 @@ def _clickables(actions: list[str]) -> list[str]:
 
 
 def agentgym_router(service: EnvService, env: str) -> APIRouter:
+    """The AgentGym-compatible WebShop routes, mapped onto the native sessions."""
     service.catalog.resolve(env)  # fail at start-up, not on the first request
     r = APIRouter(tags=["agentgym"])
 

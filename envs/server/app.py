@@ -73,6 +73,7 @@ def _validation_detail(exc: RequestValidationError) -> str:
 
 
 def session_info(s: Session, max_action_chars: int) -> SessionInfo:
+    """A session as the client may see it (never the operator's data paths)."""
     return SessionInfo(
         session_id=s.id,
         env=s.env_name,

@@ -19,15 +19,21 @@ from envs.server.entries import ENTRIES, KwargsRejected, ServerEntry, client_kwa
 
 
 class UnknownEnv(LookupError):
+    """A client named an env this server does not serve (404; the message lists the servable ones)."""
+
     pass
 
 
 class BadEnvArguments(ValueError):
+    """A client's kwargs or reset options are not allowed or malformed (422, the field named)."""
+
     pass
 
 
 @dataclass(frozen=True)
 class EnvCatalog:
+    """What this server can build: the project's envs plus the operator's, with the operator's default kwargs and the client allow-lists."""
+
     names: dict[str, str]  # short name -> gymnasium id
     defaults: dict[str, dict[str, Any]]  # short name -> the operator's default kwargs (checked, converted)
     entries: dict[str, ServerEntry]  # short name -> what a client may set
@@ -42,6 +48,7 @@ class EnvCatalog:
         client_keys: dict[str, list[str]] | None = None,
         max_num_products: int = 100_000,
     ) -> EnvCatalog:
+        """Build the catalog from the server config (extra envs registered, imports done, operator kwargs checked)."""
         for module in imports:
             importlib.import_module(module)
         names = {name: env_id for name, (env_id, _) in envs.ENVS.items()}
@@ -91,6 +98,7 @@ class EnvCatalog:
             raise BadEnvArguments(str(e)) from e
 
     def reset_options(self, name: str, options: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Validate a client's reset options for env `name` (422 on anything not allowed)."""
         try:
             return reset_options(self.entries[name], name, options)
         except KwargsRejected as e:

@@ -31,6 +31,8 @@ TOKEN_ENV = "AGENTSIM_SERVER_TOKEN"
 
 
 class RemoteEnvError(RuntimeError):
+    """The env server answered with an error; the message is the server's."""
+
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
@@ -41,10 +43,14 @@ class EnvServerUnavailable(RemoteEnvError):
 
 
 class SessionLost(RemoteEnvError):
+    """The remote session is gone (closed, evicted after idle, or the server restarted)."""
+
     pass
 
 
 class EnvServerFull(RemoteEnvError):
+    """The server stayed full (503) for longer than the client's retry budget."""
+
     pass
 
 
@@ -57,6 +63,8 @@ def _detail(resp: httpx.Response) -> str:
 
 
 class RemoteEnv(gym.Env):
+    """A Gymnasium env whose episodes run in an env server (`python -m envs.server`), with async twins."""
+
     metadata = {"render_modes": []}
 
     def __init__(
@@ -180,6 +188,7 @@ class RemoteEnv(gym.Env):
 
     # -- sync gymnasium API -----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Reset:
+        """Reset the remote session (created on the first reset, re-created once if it was lost)."""
         super().reset(seed=seed)
         plan = self._reset_calls(seed, options)
         try:
@@ -195,12 +204,15 @@ class RemoteEnv(gym.Env):
             return done.value
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Step the remote session."""
         return self._step_result(self._call("step", "POST", self._path("step"), {"action": action}))
 
     def expert_action(self) -> str:
+        """The server-side env's expert action in the current state."""
         return str(self._call("expert_action", "GET", self._path("expert_action"))["action"])
 
     def close(self) -> None:
+        """Close the remote session and the HTTP client."""
         sid, self.session_id = self.session_id, None
         if sid is not None:
             try:
@@ -214,6 +226,7 @@ class RemoteEnv(gym.Env):
 
     # -- async twins ------------------------------------------------------------------------
     async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Reset:
+        """`reset`, awaitable."""
         super().reset(seed=seed)
         plan = self._reset_calls(seed, options)
         try:
@@ -229,12 +242,15 @@ class RemoteEnv(gym.Env):
             return done.value
 
     async def astep(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """`step`, awaitable."""
         return self._step_result(await self._acall("step", "POST", self._path("step"), {"action": action}))
 
     async def aexpert_action(self) -> str:
+        """`expert_action`, awaitable."""
         return str((await self._acall("expert_action", "GET", self._path("expert_action")))["action"])
 
     async def aclose(self) -> None:
+        """`close`, awaitable."""
         sid, self.session_id = self.session_id, None
         if sid is not None:
             try:

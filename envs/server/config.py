@@ -34,6 +34,8 @@ def token_problem(token: str | None) -> str | None:
 
 
 class ServerConfig(BaseModel):
+    """The operator's settings: where to bind, who may connect, and every limit a client cannot exceed."""
+
     model_config = ConfigDict(extra="forbid")
 
     host: str = "127.0.0.1"

@@ -34,6 +34,8 @@ class ClientKwargs(BaseModel):
 
 
 class WebShopKwargs(ClientKwargs):
+    """What a client may set when creating a WebShop session (bounded; no data paths)."""
+
     num_products: int = Field(10_000, ge=10, description="synthetic catalog size, at most --max-num-products")
     catalog_seed: int = Field(0, ge=0, le=2**31 - 1)
     split: Literal["train", "eval", "test"] = "train"
@@ -60,6 +62,8 @@ class ExpertKwargs(BaseModel):
 
 
 class FaultTreeKwargs(ClientKwargs):
+    """What a client may set when creating a FaultTree session (no data paths)."""
+
     domain: str | None = None
     vagueness: float = Field(0.3, ge=0, le=1)
     error_rate: float = Field(0.1, ge=0, le=1)
@@ -84,6 +88,7 @@ class FaultTreeKwargs(ClientKwargs):
         return v
 
     def to_env(self) -> dict[str, Any]:
+        """The constructor kwargs (the expert settings as the env's own config object)."""
         out = super().to_env()
         if self.expert is not None:
             from envs.faulttree.expert import ExpertConfig
@@ -98,14 +103,19 @@ class ResetOptions(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     def to_env(self) -> dict[str, Any]:
+        """The options as the env's reset takes them."""
         return self.model_dump(exclude_unset=True)
 
 
 class WebShopOptions(ResetOptions):
+    """WebShop reset options a client may pass (a goal by index)."""
+
     goal_index: int | None = Field(None, ge=0, le=MAX_SEED)
 
 
 class FaultTreeOptions(ResetOptions):
+    """FaultTree reset options a client may pass (a dialogue entry by index)."""
+
     entry_index: int | None = Field(None, ge=0, le=MAX_SEED)
 
 
@@ -120,12 +130,15 @@ class PathKwarg:
 
 @dataclass(frozen=True)
 class ServerEntry:
+    """One env's server policy: client kwargs, reset options and the operator-only path kwargs."""
+
     client_kwargs: type[ClientKwargs] | None  # None: any key in `extra_keys` (JSON scalars), nothing else
     reset_options: type[ResetOptions] = ResetOptions
     paths: tuple[PathKwarg, ...] = ()
     extra_keys: tuple[str, ...] = field(default=())
 
     def allowed(self) -> list[str]:
+        """The kwargs a client may set, for error messages."""
         if self.client_kwargs is not None:
             return sorted(self.client_kwargs.model_fields)
         return sorted(self.extra_keys)
@@ -196,6 +209,7 @@ def client_kwargs(entry: ServerEntry, name: str, given: dict[str, Any], max_num_
 
 
 def reset_options(entry: ServerEntry, name: str, given: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Validate a client's reset options against the env's entry; the message names the field."""
     if given is None:
         return None
     try:

@@ -46,6 +46,8 @@ class _Refused(Exception):
 
 
 class Guard:
+    """ASGI middleware in front of the app: token check, body size and read deadline, UTF-8, before any route runs."""
+
     def __init__(self, app: ASGIApp, token: str | None, max_body_bytes: int, read_timeout_s: float = 30.0) -> None:
         self.app, self.max_body_bytes, self.read_timeout_s = app, max_body_bytes, read_timeout_s
         self._expected = f"Bearer {token}".encode() if token else None

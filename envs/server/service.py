@@ -26,18 +26,26 @@ log = logging.getLogger(__name__)
 
 
 class BadResetArguments(ValueError):
+    """A reset's seed or options are invalid for this env (422)."""
+
     pass
 
 
 class NoExpert(RuntimeError):
+    """The env has no scripted expert (409)."""
+
     pass
 
 
 class ActionTooLong(ValueError):
+    """An action longer than the transport limit (422)."""
+
     pass
 
 
 class EnvService:
+    """The server's work, HTTP-free: sessions, env construction and env calls on worker threads."""
+
     def __init__(self, cfg: ServerConfig) -> None:
         self.cfg = cfg
         self.catalog = EnvCatalog.build(
@@ -56,6 +64,7 @@ class EnvService:
 
     # -- lifecycle ------------------------------------------------------------------------
     async def start(self) -> None:
+        """Start the idle reaper and preload the envs the operator asked for."""
         for name in self.cfg.preload:
             t0 = time.perf_counter()
             _, env_id, kwargs, env = await self._run(self.catalog.make, name, {}, True)
@@ -64,6 +73,7 @@ class EnvService:
         self._evictor = asyncio.create_task(self._evict_forever())
 
     async def stop(self) -> None:
+        """Stop the reaper and close every session."""
         if self._evictor is not None:
             self._evictor.cancel()
         for s in self.sessions.pop_all():
@@ -79,6 +89,7 @@ class EnvService:
 
     # -- operations -----------------------------------------------------------------------
     async def create(self, env: str, kwargs: dict[str, Any]) -> Session:
+        """Open a session of `env` with a client's kwargs (validated before a slot is taken)."""
         _, _, kwargs = self.catalog.client_kwargs(env, kwargs)  # unknown env / bad kwargs fail before taking a slot
         self.sessions.reserve()
         try:
@@ -91,6 +102,7 @@ class EnvService:
         return self.sessions.add(name, env_id, shown, made)
 
     async def reset(self, s: Session, seed: int | None, options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+        """Reset a session's env (on a worker thread); options validated per env."""
         try:
             options = self.catalog.reset_options(s.env_name, options)
         except ValueError as e:
@@ -106,6 +118,7 @@ class EnvService:
             return s.observation, s.info
 
     async def step(self, s: Session, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Step a session's env (on a worker thread)."""
         if len(action) > self.cfg.max_action_chars:
             raise ActionTooLong(
                 f"action is {len(action):,} characters long; this server accepts at most "
@@ -121,6 +134,7 @@ class EnvService:
             return s.observation, r, bool(terminated), bool(truncated), s.info
 
     async def expert_action(self, s: Session) -> str:
+        """The session env's expert action, if it has an expert."""
         base = s.env.unwrapped
         if not isinstance(base, HasExpert):
             raise NoExpert(f"env {s.env_name!r} has no expert policy (expert_action())")
@@ -129,6 +143,7 @@ class EnvService:
             return str(await self._run(base.expert_action))
 
     async def close(self, sid: str) -> None:
+        """Close a session and its env."""
         s = self.sessions.pop(sid)
         async with s.lock:  # let an in-flight call finish before the env goes away
             await self._run(close_env, s.env)

@@ -21,19 +21,27 @@ log = logging.getLogger(__name__)
 
 
 class SessionNotFound(LookupError):
+    """No such session (closed, evicted after idle, or never existed): 404."""
+
     pass
 
 
 class ServerFull(RuntimeError):
+    """Every session slot is taken: 503 with Retry-After."""
+
     pass
 
 
 class NotReset(RuntimeError):
+    """A step or observation before the first reset: 409."""
+
     pass
 
 
 @dataclass
 class Session:
+    """One client's env instance and its bookkeeping (idle time, steps, episodes)."""
+
     id: str
     idx: int  # small integer alias (AgentGym clients address envs by int)
     env_name: str
@@ -49,14 +57,18 @@ class Session:
     info: dict[str, Any] = field(default_factory=dict)
 
     def touch(self) -> None:
+        """Mark the session used now (for the idle reaper)."""
         self.last_used = time.monotonic()
 
     def require_reset(self) -> None:
+        """Raise NotReset unless the env has been reset."""
         if self.observation is None:
             raise NotReset(f"session {self.id} has not been reset yet; call reset first")
 
 
 class SessionManager:
+    """The live sessions, capped, with idle eviction and AgentGym's integer aliases."""
+
     def __init__(self, max_sessions: int, idle_timeout_s: float) -> None:
         self.max_sessions, self.idle_timeout_s = max_sessions, idle_timeout_s
         self._sessions: OrderedDict[str, Session] = OrderedDict()
@@ -70,6 +82,7 @@ class SessionManager:
         return len(self._sessions)
 
     def sessions(self) -> list[Session]:
+        """Every live session."""
         return list(self._sessions.values())
 
     def reserve(self) -> None:
@@ -83,6 +96,7 @@ class SessionManager:
         self._pending += 1
 
     def release(self) -> None:
+        """Give back a slot reserved for a create that failed."""
         self._pending -= 1
 
     def add(self, env_name: str, env_id: str, kwargs: dict[str, Any], env: gym.Env) -> Session:
@@ -98,6 +112,7 @@ class SessionManager:
         return s
 
     def get(self, sid: str) -> Session:
+        """The session with this id (touched), or SessionNotFound saying why it is gone."""
         s = self._sessions.get(sid)
         if s is None:
             why = (
@@ -110,12 +125,14 @@ class SessionManager:
         return s
 
     def get_idx(self, idx: int) -> Session:
+        """The session behind an AgentGym integer alias."""
         sid = self._by_idx.get(idx)
         if sid is None:
             raise SessionNotFound(f"unknown env_idx {idx}: it was closed, evicted after idle, or never created")
         return self.get(sid)
 
     def pop(self, sid: str) -> Session:
+        """Remove a session (its env is closed by the caller)."""
         s = self._sessions.pop(sid, None)
         if s is None:
             raise SessionNotFound(f"unknown session {sid!r}: already closed, evicted, or never created")
@@ -135,6 +152,7 @@ class SessionManager:
         return idle
 
     def pop_all(self) -> list[Session]:
+        """Remove every session (server shutdown)."""
         out = list(self._sessions.values())
         self._sessions.clear()
         self._by_idx.clear()
