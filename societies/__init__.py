@@ -1,0 +1,7 @@
+"""Agent societies: multi-agent text envs on PettingZoo's Parallel API (docs/societies.md).
+
+`env` (SocietyEnv, Scenario, Moves), `scenarios/` (opinion, diffusion, cooperation), `rules`
+(vectorised rule brains), `graphs`, `personas`, `metrics`, `plots`, `adapter` (single-agent <->
+Parallel), `config` + `run` (`python -m societies.run`). Builds on `agents` and `envs`, never
+the other way round.
+"""

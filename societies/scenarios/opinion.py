@@ -1,0 +1,131 @@
+"""Opinion dynamics: each agent holds an opinion in [0, 1] and, each round, meets one neighbour.
+
+An active agent may `keep` its opinion, `compromise` (move `mu` of the way to its partner's
+opinion, Deffuant's update) or state any opinion with `opinion[<x>]` (how DeGroot agents and LLM
+agents answer). Updates within a round use the opinions at the round's start (synchronous).
+The rules that make this Deffuant bounded confidence or DeGroot averaging are in
+`societies.rules`; the env only carries out the moves. Partners are one uniformly random
+neighbour per agent per round (on a complete graph: anyone else), a vectorised variant of
+Deffuant's random pair picking; each agent updates only itself, so both sides of a
+meeting compromise only if both choose to.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from envs.contract import excerpt
+from societies.env import Moves, Scenario, agent_id
+from societies.graphs import SocialGraph
+from societies.metrics import n_clusters, polarization
+from societies.personas import Persona
+
+KEEP, COMPROMISE, STATE = 1, 2, 3
+TEMPLATE = "opinion[...]"
+_OPINION = re.compile(r"^opinion\[\s*([^\]]*)\s*\]$")
+SHOW_NEIGHBOURS = 8  # neighbours listed in an observation (the rest are summarised)
+
+
+class OpinionScenario(Scenario):
+    """Opinions on a social graph; partners drawn each round."""
+
+    name = "opinion"
+    actions = ("keep", "compromise")
+    extra_moves = ("opinion",)
+
+    def __init__(
+        self,
+        graph: SocialGraph,
+        mu: float = 0.5,
+        personas: list[Persona] | None = None,
+        initial: np.ndarray | None = None,
+        cluster_gap: float = 0.02,
+    ) -> None:
+        super().__init__(graph.n, personas)
+        if not 0 < mu <= 1:
+            raise ValueError(f"mu must be in (0, 1], got {mu}")
+        self.graph = graph
+        self.mu = mu
+        self.initial = initial
+        self.cluster_gap = cluster_gap
+        self.x = np.zeros(self.n)
+        self.partner = np.full(self.n, -1, dtype=np.int64)
+        self.last_change = 0.0
+
+    def reset(self, rng: np.random.Generator) -> None:
+        self.x = rng.random(self.n) if self.initial is None else np.clip(np.asarray(self.initial, float), 0, 1).copy()
+        self.last_change = 0.0
+
+    def begin_round(self, rng: np.random.Generator) -> None:
+        super().begin_round(rng)
+        self.partner = np.full(self.n, -1, dtype=np.int64)
+        self.partner[self.active] = self.graph.random_neighbor(self.active, rng)
+
+    def apply(self, moves: Moves, rng: np.random.Generator) -> np.ndarray:
+        new = self.x.copy()
+        comp = moves.idx[(moves.code == COMPROMISE) & (self.partner[moves.idx] >= 0)]
+        new[comp] = self.x[comp] + self.mu * (self.x[self.partner[comp]] - self.x[comp])
+        st = moves.code == STATE
+        new[moves.idx[st]] = np.clip(moves.values()[st], 0.0, 1.0)
+        self.last_change = float(np.max(np.abs(new - self.x))) if self.n else 0.0
+        self.x = new
+        return np.zeros(self.n)
+
+    # -- text ---------------------------------------------------------------------------------
+    def instruction(self, i: int) -> str:
+        return (
+            f"{self.persona(i)} You take part in a discussion on one topic; your opinion is a number from 0 "
+            f"(fully against) to 1 (fully for). Each round you meet one neighbour. Reply 'keep' to keep your "
+            f"opinion, 'compromise' to move {self.mu:g} of the way towards your partner's opinion, or "
+            f"opinion[<number between 0 and 1>] to state a new opinion."
+        )
+
+    def observe(self, i: int) -> str:
+        text = f"Round {self.round}. Your opinion is {self.x[i]:.3f}."
+        if not self.is_active[i]:
+            return text + " You are not in the discussion this round; reply 'wait'."
+        j = int(self.partner[i])
+        text += f" You meet {agent_id(j)}, whose opinion is {self.x[j]:.3f}." if j >= 0 else " You have no one to meet."
+        if not self.graph.complete:
+            nb = self.graph.neighbors(i)
+            shown = ", ".join(f"{agent_id(int(k))} {self.x[k]:.3f}" for k in nb[:SHOW_NEIGHBOURS])
+            more = (
+                f" and {nb.size - SHOW_NEIGHBOURS} more (mean {self.x[nb].mean():.3f})"
+                if nb.size > SHOW_NEIGHBOURS
+                else ""
+            )
+            text += f" Your neighbours' opinions: {shown}{more}." if nb.size else ""
+        return text
+
+    def templates(self, i: int) -> list[str]:
+        return [TEMPLATE] if self.is_active[i] else []
+
+    def parse(self, i: int, text: str) -> tuple[int, float] | str:
+        m = _OPINION.match(text.strip())
+        if m is None or not self.is_active[i]:
+            return super().parse(i, text)
+        try:
+            v = float(m.group(1))
+        except ValueError:
+            return f"{excerpt(m.group(1))} is not a number; write e.g. opinion[0.4]"
+        if not 0.0 <= v <= 1.0:
+            return f"an opinion must be between 0 and 1, got {v:g}"
+        return STATE, v
+
+    def move_text(self, i: int, code: int, value: float) -> str:
+        return f"opinion[{float(value)!r}]" if code == STATE else super().move_text(i, code, value)
+
+    # -- measurement ---------------------------------------------------------------------------
+    def metrics(self) -> dict[str, float]:
+        return {
+            "mean_opinion": float(self.x.mean()),
+            "polarization": polarization(self.x),
+            "clusters": float(n_clusters(self.x, gap=self.cluster_gap, min_share=0.01)),
+            "clusters_all": float(n_clusters(self.x, gap=self.cluster_gap, min_share=0.0)),
+            "max_change": self.last_change,
+        }
+
+    def node_state(self) -> np.ndarray:
+        return self.x.copy()
