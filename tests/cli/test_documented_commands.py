@@ -14,7 +14,7 @@ import yaml
 from agents.config import CollectConfig, RunConfig, validate_config
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = ("agents.run", "agents.collect", "prm.train", "prm.search", "prm.dense")
+MODULES = ("agents.run", "agents.collect", "prm.train", "prm.search", "prm.dense", "societies.run")
 PATTERN = re.compile(r"python -m (" + "|".join(re.escape(m) for m in MODULES) + r")((?: [^#`\n]*)?)")
 
 
@@ -51,6 +51,10 @@ def _validate(module: str, cfg: dict) -> None:
         from prm.run_search import SearchConfig
 
         validate_config(SearchConfig, cfg)
+    elif module == "societies.run":
+        from societies.config import SocietyRunConfig
+
+        validate_config(SocietyRunConfig, cfg)
     elif module == "prm.dense":
         from prm.dense import DenseConfig
 
