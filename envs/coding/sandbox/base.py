@@ -1,0 +1,311 @@
+"""The sandbox contract: limits, exec results, and the `Sandbox` base every backend extends.
+
+A sandbox owns one persistent workspace directory on the host (mounted at `/workspace` inside)
+and runs shell commands in it. What is shared by every backend lives here, so it is written and
+tested once: file access by workspace-relative path (`paths.py`), snapshot/restore of the
+workspace (`snapshot.py`), and the capped, timed reading of a command's output (`run_capped`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envs.coding.sandbox import paths
+from envs.coding.sandbox.snapshot import WorkspaceSnapshot, restore_tree, snapshot_tree
+
+log = logging.getLogger(__name__)
+
+MOUNT_POINT = "/workspace"
+# After the command's main process exits, read what is left in the pipes for this long: a
+# background job (`server &`) keeps the pipes open forever, and must not hold exec() hostage.
+PIPE_GRACE_S = 0.2
+
+
+class SandboxError(RuntimeError):
+    """A sandbox could not be started or used (not: a command that failed inside it)."""
+
+
+class Limits(BaseModel):
+    """Resource limits, all on by default (most harnesses leave them off; a task may raise them).
+
+    `cpu_seconds`, `memory_bytes` (address space), `file_bytes` are per process (setrlimit);
+    `processes` counts every process of the sandbox (bubblewrap: its own user namespace makes
+    RLIMIT_NPROC apply per sandbox even when the host runs as root; Docker: pids limit).
+    `output_bytes` is what an exec keeps of stdout and of stderr (head and tail, the cut marked);
+    a command that writes more than `output_kill_factor` times that is killed, so a flood costs
+    bounded time. `timeout_s` is the default wall time of one exec.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cpu_seconds: int = Field(default=60, gt=0)
+    memory_bytes: int = Field(default=4 * 1024**3, gt=0)
+    processes: int = Field(default=256, gt=1)
+    file_bytes: int = Field(default=1024**3, gt=0)
+    tmp_bytes: int = Field(default=512 * 1024**2, gt=0)  # size of the private /tmp and HOME (tmpfs, in RAM)
+    output_bytes: int = Field(default=64 * 1024, gt=0)
+    output_kill_factor: int = Field(default=16, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+
+    def prlimit_args(self) -> list[str]:
+        """`prlimit` options that set these limits (soft = hard, so the sandbox cannot raise them)."""
+        return [
+            f"--cpu={self.cpu_seconds}",
+            f"--as={self.memory_bytes}",
+            f"--nproc={self.processes}",
+            f"--fsize={self.file_bytes}",
+            "--core=0",
+        ]
+
+
+class ExecResult(BaseModel):
+    """One command's outcome. `exit_code` follows the shell: 128+N when killed by signal N."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    truncated: bool = False  # some output was cut (the cut is marked in the text)
+    timed_out: bool = False  # killed at the wall timeout
+    output_killed: bool = False  # killed for writing more than output_bytes * output_kill_factor
+    stdout_bytes: int = 0  # bytes the command wrote, kept or not
+    stderr_bytes: int = 0
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class _CappedBuffer:
+    """Keeps the first and last `cap/2` bytes of a stream and counts the rest."""
+
+    def __init__(self, cap: int) -> None:
+        self.head_cap = cap - cap // 2
+        self.tail_cap = cap // 2
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_len = 0
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data or self.tail_cap == 0:
+            return
+        self.tail.append(data)
+        self.tail_len += len(data)
+        while self.tail_len - len(self.tail[0]) >= self.tail_cap:
+            self.tail_len -= len(self.tail.popleft())
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > self.head_cap + self.tail_cap
+
+    def text(self) -> str:
+        tail = b"".join(self.tail)
+        if not self.truncated:
+            return (bytes(self.head) + tail).decode("utf-8", "replace")
+        tail = tail[-self.tail_cap :] if self.tail_cap else b""
+        cut = self.total - len(self.head) - len(tail)
+        marker = f"\n[... output truncated: {cut} of {self.total} bytes cut ...]\n"
+        return bytes(self.head).decode("utf-8", "replace") + marker + tail.decode("utf-8", "replace")
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_capped(
+    argv: list[str],
+    *,
+    timeout_s: float,
+    limits: Limits,
+    on_spawn: Callable[[int], None] | None = None,
+    **popen: Any,
+) -> ExecResult:
+    """Run `argv` in a new session, reading both pipes with caps; kill its group at the wall timeout.
+
+    One selector loop, no threads: the output kept is bounded by `limits.output_bytes` per stream
+    whatever the command writes, and the wall clock bounds the call even when background
+    processes inherited the pipes.
+    """
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **popen
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    if on_spawn is not None:
+        on_spawn(proc.pid)  # its process group id too (new session)
+    bufs = {
+        proc.stdout.fileno(): _CappedBuffer(limits.output_bytes),
+        proc.stderr.fileno(): _CappedBuffer(limits.output_bytes),
+    }
+    kill_after = limits.output_bytes * limits.output_kill_factor
+    deadline = t0 + timeout_s
+    timed_out = output_killed = False
+    with selectors.DefaultSelector() as sel:
+        for fd in bufs:
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            now = time.monotonic()
+            if proc.poll() is not None:
+                deadline = min(deadline, now + PIPE_GRACE_S)
+            if now >= deadline:
+                if proc.returncode is None:
+                    timed_out = True
+                    _kill_group(proc)
+                break
+            for key, _ in sel.select(min(deadline - now, 0.05)):
+                try:
+                    data = os.read(key.fd, 65536)
+                except BlockingIOError:
+                    continue
+                if data:
+                    bufs[key.fd].feed(data)
+                else:
+                    sel.unregister(key.fd)
+            if sum(b.total for b in bufs.values()) > kill_after and proc.returncode is None:
+                output_killed = True
+                _kill_group(proc)
+                break
+    proc.stdout.close()
+    proc.stderr.close()
+    code = proc.wait()
+    out, err = bufs.values()
+    return ExecResult(
+        exit_code=128 - code if code < 0 else code,
+        stdout=out.text(),
+        stderr=err.text(),
+        truncated=out.truncated or err.truncated,
+        timed_out=timed_out,
+        output_killed=output_killed,
+        stdout_bytes=out.total,
+        stderr_bytes=err.total,
+        duration_s=time.monotonic() - t0,
+    )
+
+
+class Sandbox(ABC):
+    """One isolated place to run commands, around one persistent workspace.
+
+    Lifecycle: `start()` (also via `with`), any number of `exec` / file ops / `snapshot` /
+    `restore`, then `close()`, which kills every process the sandbox started and is idempotent.
+    Processes outlive the exec that started them (a service started with `cmd &` keeps running
+    for the next exec, as in a terminal), never the sandbox.
+    """
+
+    backend: str = "?"
+
+    def __init__(
+        self, workspace: str | Path | None = None, limits: Limits | None = None, network: bool = False
+    ) -> None:
+        self.limits = limits or Limits()
+        self.network = network
+        self._own_workspace = workspace is None
+        ws = Path(tempfile.mkdtemp(prefix=f"agentsim-{self.backend}-")) if workspace is None else Path(workspace)
+        ws.mkdir(parents=True, exist_ok=True)
+        self.workspace = ws.resolve()
+        self.started = False
+        self.closed = False
+
+    # -- lifecycle (backends) ------------------------------------------------------------------
+    def start(self) -> Sandbox:
+        """Bring the sandbox up; returns self. A failed start cleans up after itself and re-raises."""
+        if self.closed:
+            raise SandboxError(f"{self.backend} sandbox is closed")
+        if not self.started:
+            try:
+                self._start()
+            except BaseException:
+                self.close()
+                raise
+            self.started = True
+        return self
+
+    @abstractmethod
+    def _start(self) -> None:
+        """Backend part of start()."""
+
+    @abstractmethod
+    def exec(self, cmd: str, timeout: float | None = None, env: dict[str, str] | None = None) -> ExecResult:
+        """Run `cmd` with `sh -c` in the workspace; never raises for the command's own failure."""
+
+    @abstractmethod
+    def _shutdown(self) -> None:
+        """Kill everything the sandbox runs (called once by close)."""
+
+    def close(self) -> None:
+        """Kill every process of the sandbox; remove the workspace if the sandbox made it."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._shutdown()
+        finally:
+            if self._own_workspace:
+                shutil.rmtree(self.workspace, ignore_errors=True)
+
+    def __enter__(self) -> Sandbox:
+        return self if self.started else self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a forgotten sandbox must not leave processes behind
+        if getattr(self, "started", False) and not getattr(self, "closed", True):
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - interpreter teardown
+                pass
+
+    def processes(self) -> list[int]:
+        """Pids of the processes running in the sandbox now (empty once closed)."""
+        raise NotImplementedError(f"{self.backend} cannot list its processes")
+
+    def _check_running(self) -> None:
+        if not self.started or self.closed:
+            raise SandboxError(f"{self.backend} sandbox is {'closed' if self.closed else 'not started'}")
+
+    # -- workspace (shared) ----------------------------------------------------------------------
+    def _owner(self) -> tuple[int, int] | None:
+        """Host uid/gid new files must belong to so the sandboxed user can write them (None: leave)."""
+        return None
+
+    def read_file(self, path: str, max_bytes: int | None = None) -> bytes:
+        """Bytes of a regular file in the workspace; `path` relative or under /workspace, no escape."""
+        return paths.read_file(self.workspace, path, max_bytes=max_bytes)
+
+    def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
+        """Create or replace a file in the workspace (parents made), owned by the sandbox user."""
+        paths.write_file(self.workspace, path, data.encode() if isinstance(data, str) else data, mode, self._owner())
+
+    def snapshot(self) -> WorkspaceSnapshot:
+        """The workspace's files now, in memory (processes are not part of it)."""
+        return snapshot_tree(self.workspace)
+
+    def restore(self, snap: WorkspaceSnapshot) -> None:
+        """Put the workspace back exactly as in `snap` (files added since are removed)."""
+        restore_tree(self.workspace, snap, owner=self._owner())

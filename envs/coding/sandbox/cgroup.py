@@ -1,0 +1,100 @@
+"""Sandbox-wide memory and process limits with a cgroup, where the host lets us make one.
+
+setrlimit is per process: RLIMIT_AS bounds one process, so 256 processes of 4 GiB each could
+still exhaust the host. A cgroup bounds the sum. These machines mount cgroup v1 controllers
+(`memory`, `pids`) writable by root, which is what this module drives; elsewhere (no write
+access, or a cgroup2-only host: not implemented yet) it reports why and the sandbox runs with
+its rlimits only (`BwrapSandbox.cgroup` is None). Processes join by writing their own pid into
+`cgroup.procs` just before they exec (see `join_argv`), so nothing forks outside the group.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from functools import cache
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+V1_ROOT = Path("/sys/fs/cgroup")
+PARENT = "agentsim-sandboxes"
+
+
+@cache
+def cgroup_unavailable_reason() -> str | None:
+    """None when per-sandbox v1 memory + pids cgroups can be made here, else why not."""
+    for ctrl in ("memory", "pids"):
+        base = V1_ROOT / ctrl
+        if not (base / "cgroup.procs").exists():
+            return f"no cgroup v1 {ctrl} controller at {base}"
+        try:
+            (base / PARENT).mkdir(exist_ok=True)
+        except OSError as e:
+            return f"cannot create {base / PARENT}: {e}"
+    return None
+
+
+class SandboxCgroup:
+    """One memory + one pids cgroup (v1) for one sandbox; `remove()` once it is empty."""
+
+    def __init__(self, memory_bytes: int, processes: int, owner_uid: int) -> None:
+        name = uuid.uuid4().hex[:12]
+        self.dirs = [V1_ROOT / "memory" / PARENT / name, V1_ROOT / "pids" / PARENT / name]
+        for d in self.dirs:
+            d.mkdir()
+        mem, pids = self.dirs
+        (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
+        if (mem / "memory.memsw.limit_in_bytes").exists():
+            (mem / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+        (mem / "memory.swappiness").write_text("0")
+        (pids / "pids.max").write_text(str(processes))
+        # bwrap starts as the sandbox's unprivileged host uid and must be able to join
+        for p in self.procs_files:
+            os.chown(p, owner_uid, -1)
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in self.dirs]
+
+    def join_argv(self, argv: list[str]) -> list[str]:
+        """`argv` prefixed by a shell that moves itself into the cgroups, then execs `argv`."""
+        script = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"'
+        files = self.procs_files
+        return ["/bin/sh", "-c", script, "sh", str(len(files)), *files, *argv]
+
+    def stats(self) -> dict[str, int]:
+        """Peak memory, OOM kills, processes now / at peak, forks refused (for tests and the bench)."""
+        mem, pids = self.dirs
+        out = {
+            "memory_peak_bytes": int((mem / "memory.max_usage_in_bytes").read_text()),
+            "memory_limit_hits": int((mem / "memory.failcnt").read_text()),
+            "processes": int((pids / "pids.current").read_text()),
+        }
+        if (pids / "pids.peak").exists():
+            out["processes_peak"] = int((pids / "pids.peak").read_text())
+        for line in (pids / "pids.events").read_text().splitlines():
+            key, _, val = line.partition(" ")
+            if key == "max":
+                out["forks_refused_at_pids_max"] = int(val)
+        for line in (mem / "memory.oom_control").read_text().splitlines():
+            key, _, val = line.partition(" ")
+            if key == "oom_kill":
+                out["oom_kills"] = int(val)
+        return out
+
+    def remove(self) -> None:
+        """Delete the groups (they must be empty: the pid namespace is gone by then)."""
+        for d in self.dirs:
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # EBUSY while the last tasks finish exiting
+                    time.sleep(0.01)
+            else:
+                log.error("could not remove cgroup %s", d)
