@@ -1,6 +1,9 @@
-"""Backend coding environment (issue 14).
+"""Backend coding environment (issue 14; docs/coding.md).
 
-So far only its foundation lives here: `envs.coding.sandbox`, one `Sandbox` interface with
-bubblewrap, Docker and local backends (see docs/coding.md). The Gymnasium env, the Harbor /
-Terminal-Bench task loader and the task suite build on it.
+- `envs.coding.sandbox`: one `Sandbox` interface with bubblewrap, Docker and local backends;
+- `envs.coding.tasks`: the `CodingTask` model and the Harbor / Terminal-Bench 1 loader, shipped tasks;
+- `envs.coding.deps`: per-requirement-set venvs / node_modules, cached outside the sandbox;
+- `envs.coding.grading`: start the service, wait for its port, run the hidden tests, per-test results;
+- `envs.coding.tools`: the text actions, their parser and OpenAI tool schemas;
+- `envs.coding.env`: `agentsim/Coding-v0` (`CodingEnv`), with the scripted expert (`envs.coding.expert`).
 """

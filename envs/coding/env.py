@@ -1,0 +1,347 @@
+"""`agentsim/Coding-v0`: develop a backend service in a sandbox; graded by hidden HTTP tests at submit.
+
+    env = gymnasium.make("agentsim/Coding-v0", task="example-kv-delete")   # a shipped task's name
+    obs, info = env.reset(seed=0)
+    env.step("bash[ls]"); env.step("view[server.py]"); env.step("submit[]")
+
+Actions are documented in `envs/coding/tools.py` (text and JSON forms; `CodingEnv.tool_schemas()`
+gives OpenAI tool definitions, also in the reset info as `tools`). At `submit[]` the workspace is
+graded (`envs/coding/grading.py`): reward 1 only when every hidden test passes, `info["grade"]`
+holds the per-test outcomes.
+
+One sandbox per env, started at the first reset and reused: reset stops every process in it,
+empties its /tmp and $HOME, and restores the task's pristine workspace (an incremental restore).
+`snapshot()` / `restore()` cover the workspace's files and the env's state (bash session,
+counters); processes are not part of a snapshot: `restore()` stops every process in the sandbox,
+so a service the agent had started must be started again (grading starts its own anyway).
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from dataclasses import dataclass, replace
+from typing import Any
+
+import gymnasium as gym
+
+from envs.coding import deps as deps_mod
+from envs.coding.grading import GRADER_MOUNT, Grade, Stash, grade, keep_pids, stop_processes
+from envs.coding.sandbox import Limits, PathEscapeError, Sandbox, SandboxError, WorkspaceSnapshot, make_sandbox
+from envs.coding.tasks import CodingTask, load_task, shipped_tasks
+from envs.coding.tools import (
+    SUBMIT,
+    TEMPLATES,
+    ActionError,
+    Session,
+    format_exec,
+    parse_action,
+    session_script,
+    split_session,
+    tool_call_action,
+    tool_schemas,
+)
+from envs.coding.tools import create as tool_create
+from envs.coding.tools import str_replace as tool_str_replace
+from envs.coding.tools import view as tool_view
+from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, invalid_action_message
+from envs.spaces import FreeText
+
+DEFAULT_TASK = "example-kv-delete"
+ALL_TASKS = "all"  # task="all": every shipped task, the one of an episode chosen by its seed (sorted names, seed % n)
+MAX_OBS_CHARS = 100_000
+ENV_BACKENDS = ("bwrap", "docker", "local")
+# The oracle (the scripted expert's solution run) is recognised by this exact command. The key is
+# per process, so a recorded trajectory cannot replay it elsewhere, and an agent cannot guess it.
+ORACLE_KEY = secrets.token_hex(8)
+ORACLE_DIR = f"oracle-{ORACLE_KEY}"
+ORACLE_ACTION = f"bash[bash {GRADER_MOUNT}/{ORACLE_DIR}/solve.sh]"
+CHECK_ACTION = "bash[ls]"
+
+
+@dataclass(frozen=True)
+class _State:
+    session: Session = Session()
+    steps: int = 0  # valid actions this episode
+    oracle_step: int | None = None  # when the oracle ran
+    ending: tuple[bool, bool] | None = None  # (terminated, truncated) once the episode ended
+    grade: Grade | None = None
+
+
+@dataclass(frozen=True)
+class CodingSnapshot:
+    """The workspace's files and the env's state (not processes: see the module doc)."""
+
+    task: str
+    workspace: WorkspaceSnapshot
+    state: _State
+
+
+class CodingEnv(gym.Env):
+    """A backend-coding task in a sandbox (see the module doc and docs/coding.md)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        task: str = DEFAULT_TASK,
+        backend: str = "bwrap",
+        limits: dict[str, Any] | Limits | None = None,
+        command_timeout: float = 60.0,
+        output_chars: int = 8_000,
+        network: bool | None = None,
+        port_wait_s: float = 20.0,
+        allow_task_path: bool = True,
+    ) -> None:
+        """`task`: a shipped task's name (or, when `allow_task_path`, a task folder's path: operators
+        only; the env server never allows it). `backend`: bwrap (default) / docker / local.
+        `limits`: the sandbox's `Limits` (or a dict of its fields). `command_timeout`: wall time of one
+        bash call. `output_chars`: what a tool's observation keeps (head and tail). `network`:
+        default the task's `allow_internet`."""
+        if backend not in ENV_BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(ENV_BACKENDS)}")
+        if backend != "bwrap":
+            # both need read-only mounts of the deps cache and the grader's stash, which only the
+            # bwrap sandbox offers today (`ro_binds`); see docs/coding.md "What's left"
+            raise ValueError(f"the coding env runs on the bwrap backend only so far ({backend!r} lacks ro_binds)")
+        self._all: list[str] | None = sorted(shipped_tasks()) if task == ALL_TASKS else None
+        self.task: CodingTask = load_task(self._all[0] if self._all else task, allow_path=allow_task_path)
+        self.backend = backend
+        self.limits = limits if isinstance(limits, Limits) else Limits(**(limits or {}))
+        self.command_timeout = min(command_timeout, self.limits.timeout_s)
+        self.output_chars = output_chars
+        self._network = network
+        self.network = self.task.allow_internet if network is None else network
+        self.port_wait_s = port_wait_s
+        self.observation_space = FreeText(MAX_OBS_CHARS)
+        self.action_space = FreeText(MAX_ACTION_CHARS, min_length=1)
+        self.instruction = self._instruction()
+        self._sb: Sandbox | None = None
+        self._stash: Stash | None = None
+        self._deps: deps_mod.Deps | None = None
+        self._pristine: WorkspaceSnapshot | None = None
+        self._keep: list[int] = []
+        self._state = _State()
+        self._started_episode = False
+
+    # --- setup -------------------------------------------------------------------------------------
+    def _switch(self, name: str) -> None:
+        """Make `name` the current task (task="all"): its own sandbox, deps and pristine workspace."""
+        if name == self.task.name:
+            return
+        self._close_sandbox()
+        self.task = load_task(name, allow_path=False)
+        self.network = self.task.allow_internet if self._network is None else self._network
+        self.instruction = self._instruction()
+
+    def _instruction(self) -> str:
+        t = self.task
+        how = (
+            f"Write /workspace/start.sh: `sh start.sh`, run in /workspace, must start the service in the foreground "
+            f"on port {t.service_port} (the variable SERVICE_PORT holds it)."
+            if t.env_aware
+            else f"The service is started with `{t.start_command}` in /workspace and listens on port {t.service_port}."
+        )
+        return (
+            f"{t.instruction}\n\n{how} The repository is in /workspace. Call submit[] when done: hidden tests will run."
+        )
+
+    def _ensure_sandbox(self) -> Sandbox:
+        if self._sb is not None and not self._sb.closed:
+            return self._sb
+        self._deps = deps_mod.prepare(self.task.requirements, self.task.npm)
+        self._stash = Stash(GRADER_MOUNT)
+        sb = make_sandbox(
+            self.backend,
+            limits=self.limits,
+            network=self.network,
+            start=False,
+            ro_binds={**self._deps.ro_binds(), **self._stash.ro_binds()},
+        )
+        shutil.copytree(self.task.repo_dir, sb.workspace, dirs_exist_ok=True, symlinks=True)
+        try:
+            sb.start()
+        except BaseException:
+            self._stash.remove()
+            raise
+        self._sb = sb
+        self._keep = keep_pids(sb)
+        self._pristine = sb.snapshot()
+        return sb
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._ensure_sandbox()
+
+    def exec_env(self) -> dict[str, str]:
+        """The environment of every command: the task's venv / node_modules on PATH."""
+        assert self._deps is not None
+        return self._deps.env()
+
+    def _clean(self) -> None:
+        """No process of the agent survives (services included); /tmp and $HOME emptied."""
+        sb = self.sandbox
+        stop_processes(sb, self._keep)
+        sb.exec('find /tmp "$HOME" -mindepth 1 -delete 2>/dev/null; true', timeout=30)
+
+    # --- gymnasium ----------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        if self._all is not None:
+            index = seed if seed is not None else int(self.np_random.integers(len(self._all)))
+            self._switch(self._all[index % len(self._all)])
+        sb = self.sandbox
+        self._clean()
+        assert self._pristine is not None
+        sb.restore(self._pristine)
+        self._state = _State()
+        self._started_episode = True
+        info = self._info()
+        info["tools"] = tool_schemas()
+        obs = (
+            f"{self.instruction}\n\nActions: bash[<command>], view[<path>], create[<path>] then the content on the "
+            "next lines, str_replace[<path>] then a SEARCH/REPLACE block, submit[]."
+        )
+        return obs, info
+
+    def _info(self) -> dict[str, Any]:
+        over = self._state.ending is not None
+        info: dict[str, Any] = {
+            "instruction": self.instruction,
+            "available_actions": [] if over else [SUBMIT],
+            "action_templates": [] if over else list(TEMPLATES),
+            "task": self.task.name,
+            "cwd": self._state.session.cwd,
+            "steps": self._state.steps,
+        }
+        if self._state.grade is not None:
+            info["grade"] = self._state.grade.model_dump()
+        return info
+
+    def _invalid(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        info = self._info()
+        info["error"] = msg = invalid_action_message(problem, info["available_actions"], info["action_templates"])
+        return msg, 0.0, False, False, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not self._started_episode:
+            raise RuntimeError("call reset() before step()")
+        if self._state.ending is not None:
+            info = self._info()
+            info["error"] = msg = episode_over_message("the work was submitted and graded")
+            return msg, 0.0, self._state.ending[0], self._state.ending[1], info
+        problem = action_problem(action)
+        if problem is not None:
+            return self._invalid(problem)
+        if action.strip() == ORACLE_ACTION:
+            return self._oracle()
+        try:
+            call = parse_action(action)
+            obs = self._run(call.tool, call.args)
+        except (ActionError, PathEscapeError) as e:
+            return self._invalid(str(e))
+        if call.tool == "submit":
+            assert self._state.grade is not None
+            return obs, self._state.grade.reward, True, False, self._info()
+        self._state = replace(self._state, steps=self._state.steps + 1)
+        return obs, 0.0, False, False, self._info()
+
+    def _run(self, tool: str, args: dict[str, Any]) -> str:
+        sb, cwd = self.sandbox, self._state.session.cwd
+        if tool == "bash":
+            return self._bash(args["command"])
+        if tool == "view":
+            return tool_view(sb, args["path"], cwd, args.get("start"), args.get("end"), self.output_chars)
+        if tool == "create":
+            return tool_create(sb, args["path"], cwd, args["content"])
+        if tool == "str_replace":
+            return tool_str_replace(sb, args["path"], cwd, args["old"], args["new"])
+        assert tool == "submit"
+        g = self.grade()
+        self._state = replace(self._state, steps=self._state.steps + 1, ending=(True, False), grade=g)
+        lines = [f"{t.outcome.upper():8} {t.name}" for t in g.tests]
+        return f"Submitted. Hidden tests: {g.passed}/{g.total} passed, reward {g.reward:g}.\n" + "\n".join(lines)
+
+    def _bash(self, command: str) -> str:
+        res = self.sandbox.exec(
+            session_script(self._state.session, command), timeout=self.command_timeout, env=self.exec_env()
+        )
+        out, session = split_session(res.stdout, self._state.session)
+        self._state = replace(self._state, session=session)
+        return format_exec(out, res, self.command_timeout, self.output_chars)
+
+    def grade(self) -> Grade:
+        """Grade the workspace now (the episode goes on; `submit[]` is what ends it)."""
+        sb = self.sandbox
+        assert self._stash is not None
+        return grade(self.task, sb, self._stash, self.exec_env(), keep=self._keep, port_wait_s=self.port_wait_s)
+
+    # --- the scripted expert ---------------------------------------------------------------------------
+    def _oracle(self) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run the reference solution in /workspace: copied into the stash for this call only."""
+        sb, stash = self.sandbox, self._stash
+        assert stash is not None
+        script = self.task.solution_script
+        src = script.parent if self.task.layout == "harbor" else script
+        inner = stash.put(src, ORACLE_DIR)
+        try:
+            cmd = f"cd /workspace && bash {inner}/{script.name}"
+            res = sb.exec(cmd, timeout=self.task.verifier_timeout_sec, env=self.exec_env())
+        finally:
+            stash.clear()
+        obs = format_exec(res.stdout, res, self.task.verifier_timeout_sec, self.output_chars)
+        self._state = replace(self._state, steps=self._state.steps + 1, oracle_step=self._state.steps + 1)
+        return obs, 0.0, False, False, self._info()
+
+    def expert_action(self) -> str:
+        """Look (`bash[ls]`), run the reference solution (the oracle), look again, submit."""
+        s = self._state
+        if s.ending is not None:
+            return SUBMIT
+        if s.steps == 0:
+            return CHECK_ACTION
+        if s.oracle_step is None:
+            return ORACLE_ACTION
+        if s.steps == s.oracle_step:
+            return CHECK_ACTION
+        return SUBMIT
+
+    # --- tools for tool-calling brains --------------------------------------------------------------------
+    @staticmethod
+    def tool_schemas() -> list[dict[str, Any]]:
+        """OpenAI function-tool definitions of the actions (a call maps to an action with `tool_call_action`)."""
+        return tool_schemas()
+
+    @staticmethod
+    def tool_call_action(name: str, arguments: dict[str, Any]) -> str:
+        return tool_call_action(name, arguments)
+
+    # --- snapshot / restore ----------------------------------------------------------------------------------
+    def snapshot(self) -> CodingSnapshot:
+        return CodingSnapshot(self.task.name, self.sandbox.snapshot(), self._state)
+
+    def restore(self, snap: CodingSnapshot) -> None:
+        if snap.task != self.task.name:
+            if self._all is None or snap.task not in self._all:
+                raise ValueError(f"a snapshot of task {snap.task!r} cannot be restored into {self.task.name!r}")
+            self._switch(snap.task)
+        self._clean()
+        self.sandbox.restore(snap.workspace)
+        self._state = snap.state
+        self._started_episode = True
+
+    def close(self) -> None:
+        self._close_sandbox()
+        super().close()
+
+    def _close_sandbox(self) -> None:
+        if self._sb is not None:
+            try:
+                self._sb.close()
+            except SandboxError:
+                pass
+            self._sb = None
+        if self._stash is not None:
+            self._stash.remove()
+            self._stash = None
+        self._pristine = None

@@ -1,0 +1,3 @@
+from shop import create_app
+
+app = create_app()

@@ -1,0 +1,42 @@
+"""Every task folder under envs/coding/tasks/ (examples and the suite), checked by construction:
+the untouched repository fails its hidden tests (reward 0) and passes them after the reference
+solution (reward 1), graded by the env's own grader in a bwrap sandbox.
+
+Not marked slow: it runs in CI. Dependencies come from the shared cache (one venv per requirement
+set, `envs/coding/deps.py`), so after the first build each task costs two gradings.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envs.coding.env import ORACLE_ACTION, CodingEnv
+from envs.coding.sandbox import unavailable_reason
+from envs.coding.tasks import TASKS_ROOT, load_task_dir, task_dirs
+
+REASON = unavailable_reason("bwrap")
+FOLDERS = task_dirs()
+
+
+def test_every_task_folder_loads() -> None:
+    assert FOLDERS, f"no task folder under {TASKS_ROOT}"
+    names = [load_task_dir(f).name for f in FOLDERS]
+    assert len(set(names)) == len(names), "task names must be unique"
+
+
+@pytest.mark.skipif(REASON is not None, reason=f"bwrap backend unavailable: {REASON}")
+@pytest.mark.parametrize("folder", FOLDERS, ids=[str(f.relative_to(TASKS_ROOT)) for f in FOLDERS])
+def test_fails_before_and_passes_after_the_reference_solution(folder) -> None:  # type: ignore[no-untyped-def]
+    env = CodingEnv(task=str(folder))
+    try:
+        env.reset(seed=0)
+        before = env.grade()
+        assert before.reward == 0.0, f"the untouched repository already passes: {before.log}"
+        assert before.passed < before.total or before.total == 0
+        obs, _, _, _, info = env.step(ORACLE_ACTION)
+        assert "error" not in info and "[exit code 0]" in obs, f"the reference solution failed:\n{obs}"
+        after = env.grade()
+        assert after.reward == 1.0, f"the reference solution does not pass:\n{after.log}"
+        assert after.total > 0 and after.passed == after.total and after.service_started
+    finally:
+        env.close()
