@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from agents.config import SEED_MAX, LogLevel, Strict
+from agents.config import SEED_MAX, AgentConfig, BrainConfig, LogLevel, MemoryConfig, Strict
 from societies.graphs import GraphSpec, build_graph
 from societies.personas import make_personas
 
@@ -25,6 +25,7 @@ ScenarioName = Literal["opinion", "diffusion", "cooperation"]
 DEFAULT_STRATEGIES = [
     "tit_for_tat", "always_cooperate", "always_defect", "grudger", "tit_for_two_tats", "pavlov", "random",
 ]  # fmt: skip
+RULE = "rule"  # brain name that means: every seat follows the scenario's rule (no Agent, no prompts)
 PERSONAS_MAX = 10_000  # above this, agents are named by id (100k pydantic personas cost more than the run)
 
 
@@ -61,6 +62,28 @@ class SocietyRunConfig(Strict):
     event_log: Literal["sqlite", "parquet"] = "sqlite"
     plots: bool = True
     log_level: LogLevel = "INFO"
+    # -- brain agents (societies.seats): brain=rule keeps the vectorised rule for everyone
+    brain: BrainConfig = Field(default_factory=lambda: BrainConfig(name=RULE))  # rule|scripted|local|openai|<plugin>
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)  # per brain agent; none|working|...
+    agent: AgentConfig = Field(default_factory=lambda: AgentConfig(slot_fill="generate"))  # as agents.run's agent.*
+    llm_fraction: float = Field(default=1.0, ge=0, le=1)  # share of seats the brain plays (the rest: the rule)
+    llm_agents: int | None = Field(default=None, ge=0)  # or an exact number of brain seats (overrides the fraction)
+    max_concurrency: int = Field(default=8, ge=1)  # brain calls in flight (asyncio semaphore); 1 = one at a time, sync
+    brain_pool: int = Field(default=1, ge=1)  # brain instances serving the calls (local: threads split between them)
+    cache: Literal["on", "off", "replay"] = "on"  # LLM call cache in out/llm_cache.sqlite; replay = never call a model
+    keep_messages: bool = False  # keep each brain step's prompt in its trajectory step
+    # -- resume (societies.checkpoint)
+    # rounds between checkpoints; 0 = none; None = every round with brain seats, none for rule-only runs
+    # (at 1M rule agents a checkpoint per round triples the run time; rerunning is cheaper than resuming)
+    checkpoint_every: int | None = Field(default=None, ge=0)
+    resume: bool = False  # continue a run in `out` from its last checkpoint
+
+    @property
+    def checkpoint_rounds(self) -> int:
+        """Rounds between checkpoints after resolving the default (0 = none)."""
+        if self.checkpoint_every is not None:
+            return self.checkpoint_every
+        return 1 if self.brain.name != RULE else 0
 
     @field_validator("agents", "rounds", "seed", "trajectory_agents", mode="before")
     @classmethod

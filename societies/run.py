@@ -1,7 +1,7 @@
 """`python -m societies.run scenario=<opinion|diffusion|cooperation> agents=N rounds=R seed=S out=DIR`.
 
-Runs a rule society on the fast path (vectorised moves, no text for agents nobody records) and
-writes, in `out`:
+Runs a society: rule agents on the fast path (vectorised moves, no text for agents nobody records),
+brain agents per seat through the Agent, and writes, in `out`:
 
 - `events.sqlite` (or `events.parquet`): one row per move (round, agent, action, value), and the
   metrics per round;
@@ -11,11 +11,18 @@ writes, in `out`:
 - `trajectories.jsonl`: one `EpisodeRecord` per recorded agent (agents 0..trajectory_agents-1 that
   acted at least once), in the project's trajectory schema, so the exports and the PRM read them:
   a step per round the agent acted; its observation is what the agent saw at its next decision;
-- `summary.json`: config, rounds, final metrics, timings.
+- `summary.json`: config, rounds, final metrics, timings (and the brain seats' agent-steps/s and cache counts);
+- `llm_cache.sqlite`: every brain call of the seats (`societies.cache`), so a rerun replays it;
+- `checkpoint.pkl` while running: the state after the last finished round (`societies.checkpoint`).
+
+With `brain=<name>` (not `rule`), some seats are `agents.core.agent.Agent`s (`societies.seats`):
+their decisions are gathered per round under a semaphore, the rule plays the rest. `SocietyRun`
+steps a run round by round and interviews its agents; `resume=true` continues after `kill -9`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -27,19 +34,25 @@ from typing import Any
 
 import numpy as np
 
+import agents
 from agents.cli import hydra_command
-from agents.config import validate_config
+from agents.config import ConfigError, validate_config
 from agents.core.loop import episode_summary
-from agents.trajectories.schema import EpisodeRecord, StepRecord
+from agents.trajectories.schema import CandidateRecord, EpisodeRecord, StepRecord
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
-from societies.config import SocietyRunConfig, build
+from societies.cache import CACHE_FILE, CallCache
+from societies.checkpoint import clear_checkpoint, load_checkpoint, save_checkpoint
+from societies.config import RULE, SocietyRunConfig, build
 from societies.env import RoundResult, SocietyEnv, agent_id
 from societies.metrics import MetricSeries
 from societies.rules import Rule
+from societies.seats import BrainSeats, Turn, build_brains, choose_seats
 
 log = logging.getLogger("societies.run")
 PATH_AGENTS = 100  # agents whose state is kept every round for the paths plot
 OUTPUT_KEYS = {"out", "log_level", "plots", "event_log", "trajectory_agents"}  # keys that change no agent's behaviour
+STATIC_ATTRS = {"graph", "personas"}  # built from the config and seed: not in checkpoints (1M agents' edges)
+RUN_KEYS = {"resume", "max_concurrency", "brain_pool", "cache", "checkpoint_every", "keep_messages"}  # nor do these
 
 
 @dataclass
@@ -52,39 +65,78 @@ class _Track:
     started_at: float = 0.0
 
 
-class TrajectoryRecorder:
-    """Per-agent episodes in the trajectory schema for agents 0..k-1 (text is rendered only for them)."""
+def decision_fields(turn: Turn, keep_messages: bool) -> dict[str, Any]:
+    """A brain seat's decision as StepRecord fields (as `agents.core.loop` records a step)."""
+    out, parsed = turn.decision.output, turn.decision.parsed
+    return {
+        "messages": turn.decision.percept.messages if keep_messages else None,
+        "raw_output": out.text,
+        "thought": parsed.thought,
+        "parse_error": parsed.error if parsed.action is None else None,
+        "tokens_in": out.tokens_in,
+        "tokens_out": out.tokens_out,
+        "latency_s": out.latency_s,
+        "logprobs": out.logprobs,
+        "candidates": [
+            CandidateRecord(text=c.text, logprob=c.logprob, n_tokens=c.n_tokens, score=c.score) for c in out.candidates
+        ]
+        if out.candidates
+        else None,
+        "memory_context": turn.decision.percept.memory_context or None,
+    }
 
-    def __init__(self, env: SocietyEnv, k: int) -> None:
+
+class TrajectoryRecorder:
+    """Per-agent episodes in the trajectory schema for agents 0..k-1 and any `extra` agents (brain seats).
+
+    Text is rendered only for them."""
+
+    def __init__(self, env: SocietyEnv, k: int, extra: np.ndarray | None = None) -> None:
         self.env = env
         self.k = min(k, env.scenario.n)
-        self.tracks = [_Track(started_at=time.time()) for _ in range(self.k)]
+        ids = np.arange(self.k) if extra is None else np.union1d(np.arange(self.k), np.asarray(extra, np.int64))
+        self.ids = ids.astype(np.int64)
+        self.recorded = np.zeros(env.scenario.n, dtype=bool)
+        self.recorded[self.ids] = True
+        now = time.time()
+        self.tracks = {int(i): _Track(started_at=now) for i in self.ids}
 
     def before(self) -> np.ndarray:
         """Render the current observation of the recorded agents about to act; returns them."""
         sc = self.env.scenario
-        acting = sc.active[sc.active < self.k]
-        for i in acting:
-            tr, obs = self.tracks[i], sc.observe(int(i))
+        acting = sc.active[self.recorded[sc.active]]
+        for i in acting.tolist():
+            tr, obs = self.tracks[i], sc.observe(i)
             if tr.pending is not None:
                 self._close(tr, obs, terminated=False, truncated=False)
             elif not tr.steps:
                 tr.initial_observation = obs
         return acting
 
-    def after(self, acting: np.ndarray, result: RoundResult) -> None:
-        """Open a step for each recorded agent that moved; add rewards to open steps."""
+    def after(self, acting: np.ndarray, result: RoundResult, turns: dict[int, Turn] | None = None,
+              keep_messages: bool = False) -> None:  # fmt: skip
+        """Open a step for each recorded agent that moved; add rewards to open steps.
+
+        A brain seat's step (in `turns`) carries its decision: raw output, thought, candidates, tokens."""
         sc = self.env.scenario
+        turns = turns or {}
         acting_set = set(acting.tolist())
         moved = dict(zip(result.moved.idx.tolist(), zip(result.moved.code.tolist(), result.moved.values().tolist())))
-        for i, tr in enumerate(self.tracks):
+        for i, tr in self.tracks.items():
             if tr.pending is not None and i not in acting_set:
                 tr.pending["reward"] += float(result.rewards[i])
         for i in acting.tolist():
-            code, value = moved.get(i, (0, float("nan")))
-            text = sc.move_text(i, code, value)
+            turn = turns.get(i)
+            if turn is not None:
+                fields = decision_fields(turn, keep_messages)
+                text = turn.action
+            else:
+                code, value = moved.get(i, (0, float("nan")))
+                text = sc.move_text(i, code, value)
+                fields = {"raw_output": text}
             self.tracks[i].pending = {
                 "action": text,
+                "fields": fields,
                 "reward": float(result.rewards[i]),
                 "info": {"round": result.round - 1, "error": result.errors.get(i)},
             }
@@ -96,7 +148,7 @@ class TrajectoryRecorder:
         tr.steps.append(
             StepRecord(
                 index=len(tr.steps),
-                raw_output=p["action"],
+                **p["fields"],
                 action=p["action"],
                 env_error=error,
                 observation=obs,
@@ -108,15 +160,23 @@ class TrajectoryRecorder:
         )
         tr.pending = None
 
-    def finish(self, cfg: SocietyRunConfig, rule: Rule, terminated: bool, truncated: bool) -> list[EpisodeRecord]:
-        """Close every open step with the final observation and build the records (agents that never acted are skipped)."""
+    def finish(
+        self,
+        cfg: SocietyRunConfig,
+        rule: Rule,
+        terminated: bool,
+        truncated: bool,
+        brains: dict[int, str] | None = None,
+    ) -> list[EpisodeRecord]:
+        """Close every open step with the final observation and build the records (agents that never acted are skipped).
+
+        `brains[i]` names agent i's brain (a brain seat); the others are `rule:<name>`."""
         sc = self.env.scenario
-        chash = hashlib.sha256(cfg.model_dump_json(exclude=OUTPUT_KEYS).encode()).hexdigest()[
-            :12
-        ]  # what shapes behaviour only
+        brains = brains or {}
+        chash = config_hash(cfg)  # what shapes behaviour only
         out = []
         now = time.time()
-        for i, tr in enumerate(self.tracks):
+        for i, tr in self.tracks.items():
             if tr.pending is not None:
                 self._close(tr, sc.observe(i), terminated, truncated)
             if not tr.steps:
@@ -141,7 +201,7 @@ class TrajectoryRecorder:
                     seed=cfg.seed,
                     instruction=sc.instruction(i),
                     initial_observation=tr.initial_observation,
-                    brain=f"rule:{rule.name}",
+                    brain=brains.get(i, f"rule:{rule.name}"),
                     config_hash=chash,
                     steps=tr.steps,
                     outcome=outcome,
@@ -155,19 +215,36 @@ class TrajectoryRecorder:
 
 
 class EventLog:
-    """Every move and every round's metrics, in SQLite (written per round) or Parquet (written at the end)."""
+    """Every move and every round's metrics, in SQLite (written per round) or Parquet (written at the end).
 
-    def __init__(self, out: Path, kind: str, move_names: list[str]) -> None:
+    `resume_round`: continue the log of a run resumed after that round (later rows are dropped;
+    the Parquet buffer comes from the checkpoint)."""
+
+    def __init__(self, out: Path, kind: str, move_names: list[str], resume_round: int | None = None) -> None:
         self.kind = kind
         self.names = np.array(move_names, dtype=object)
         self.path = out / f"events.{kind}"
-        self.path.unlink(missing_ok=True)
+        if resume_round is None or kind != "sqlite" or not self.path.exists():
+            self.path.unlink(missing_ok=True)
+            resume_round = None
         self._chunks: list[dict[str, np.ndarray]] = []
         self._metrics: list[tuple[int, str, float]] = []
         if kind == "sqlite":
             self.db = sqlite3.connect(self.path)
-            self.db.execute("CREATE TABLE events (round INTEGER, agent INTEGER, action TEXT, value REAL)")
-            self.db.execute("CREATE TABLE metrics (round INTEGER, name TEXT, value REAL)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS events (round INTEGER, agent INTEGER, action TEXT, value REAL)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS metrics (round INTEGER, name TEXT, value REAL)")
+            if resume_round is not None:  # rows of the round that was cut short (moves of round r are logged as r - 1)
+                self.db.execute("DELETE FROM events WHERE round >= ?", (resume_round,))
+                self.db.execute("DELETE FROM metrics WHERE round > ?", (resume_round,))
+            self.db.commit()
+
+    def state(self) -> dict[str, Any]:
+        """The Parquet buffer (SQLite rows are on disk already)."""
+        return {"chunks": self._chunks, "metrics": self._metrics} if self.kind == "parquet" else {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        if self.kind == "parquet" and state:
+            self._chunks, self._metrics = state["chunks"], state["metrics"]
 
     def add(self, round: int, result: RoundResult | None, metrics: dict[str, float]) -> None:
         rows = [(round, k, float(v)) for k, v in metrics.items()]
@@ -215,53 +292,216 @@ class EventLog:
         )
 
 
-def run_society(cfg: SocietyRunConfig) -> dict[str, Any]:
-    """Run one society and write its outputs; returns the summary."""
-    t0 = time.perf_counter()
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    env, rule = build(cfg)
-    sc = env.scenario
-    t_build = time.perf_counter() - t0
-    env.start(cfg.seed)
-    rng = np.random.default_rng([cfg.seed, 0xB7])  # the rules' own stream
-    series = MetricSeries(scenario=cfg.scenario, meta={"agents": sc.n, "seed": cfg.seed})
-    events = EventLog(out, cfg.event_log, sc.move_names())
-    recorder = TrajectoryRecorder(env, cfg.trajectory_agents)
-    path_idx = np.linspace(0, sc.n - 1, min(PATH_AGENTS, sc.n)).astype(int)
-    paths = [sc.node_state()[path_idx]]
-    first = sc.metrics()
-    series.add(0, first)
-    events.add(0, None, first)
-    result: RoundResult | None = None
-    every = max(1, cfg.rounds // 10)
-    while True:
-        acting = recorder.before()
-        moves = rule.decide(sc, sc.active, rng)
-        result = env.step_moves(moves)
-        recorder.after(acting, result)
+def scenario_state(sc: Any) -> dict[str, Any]:
+    """A scenario's changing state: its attributes but the static ones `build(cfg)` recreates (graph, personas)."""
+    return {k: v for k, v in vars(sc).items() if k not in STATIC_ATTRS}
+
+
+def config_hash(cfg: SocietyRunConfig) -> str:
+    """Hash of the keys that shape behaviour (not where outputs go, how fast calls run, or whether to resume)."""
+    return hashlib.sha256(cfg.model_dump_json(exclude=OUTPUT_KEYS | RUN_KEYS).encode()).hexdigest()[:12]
+
+
+class SocietyRun:
+    """One society run, round by round: the env, the rule, the brain seats, outputs and checkpoints.
+
+    `run()` plays it to the end and writes the outputs (`run_society`). `interview(agent, question)`
+    asks any agent a question, at any point, without writing to its memory. `SocietyRun(cfg)` with
+    `cfg.resume` continues from the checkpoint in `cfg.out`."""
+
+    def __init__(self, cfg: SocietyRunConfig) -> None:
+        t0 = time.perf_counter()
+        self.cfg = cfg
+        self.out = Path(cfg.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.env, self.rule = build(cfg)
+        self.sc = self.env.scenario
+        self.seats: BrainSeats | None = None
+        self.cache = CallCache(
+            self.out / CACHE_FILE if cfg.brain.name != RULE else None, cfg.cache if cfg.brain.name != RULE else "off"
+        )
+        if cfg.brain.name != RULE:
+            seat_idx = choose_seats(self.sc.n, cfg.llm_fraction, cfg.llm_agents, cfg.seed)
+            brains = build_brains(cfg.brain, cfg.brain_pool)
+            self.seats = BrainSeats(
+                self.env,
+                self.rule,
+                seat_idx,
+                brains,
+                self.cache,
+                agent_cfg=cfg.agent,
+                memory_cfg=cfg.memory,
+                seed=cfg.seed,
+                max_concurrency=cfg.max_concurrency,
+            )
+        self.t_build = time.perf_counter() - t0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.brain_s = 0.0  # wall time of the brain seats' decisions
+        self.brain_steps = 0
+        self.brain_tokens = [0, 0]  # tokens in, out of the seats' decisions
+        self.resumed_from: int | None = None
+        ck = load_checkpoint(self.out) if cfg.resume else None
+        if ck is not None and ck["config_hash"] != config_hash(cfg):
+            raise ConfigError(
+                f"resume=true: the checkpoint in {self.out} is from another config; rerun with that config or another out"
+            )
+        if ck is None:
+            clear_checkpoint(self.out)
+        self._start(ck)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def _start(self, ck: dict[str, Any] | None) -> None:
+        cfg, sc = self.cfg, self.sc
+        self.path_idx = np.linspace(0, sc.n - 1, min(PATH_AGENTS, sc.n)).astype(int)
+        self.recorder = TrajectoryRecorder(self.env, cfg.trajectory_agents, self.seats.seats if self.seats else None)
+        if ck is None:
+            self.env.start(cfg.seed)
+            self.rng = np.random.default_rng([cfg.seed, 0xB7])  # the rules' own stream
+            self.series = MetricSeries(scenario=cfg.scenario, meta={"agents": sc.n, "seed": cfg.seed})
+            self.events = EventLog(self.out, cfg.event_log, sc.move_names())
+            self.paths = [sc.node_state()[self.path_idx]]
+            first = sc.metrics()
+            self.series.add(0, first)
+            self.events.add(0, None, first)
+            self.result: RoundResult | None = None
+            return
+        scenario_state, env_rng, ended, live = ck["env"]
+        self.sc.__dict__.update(scenario_state)  # onto the freshly built scenario: the graph is rebuilt, not stored
+        self.env._rng, self.env._ended, self.env.agents = env_rng, ended, live
+        scenario = self.sc
+        if self.seats is not None:
+            self.seats.load_state(ck["seats"])
+        self.rng = ck["rng"]
+        self.series = ck["series"]
+        self.paths = ck["paths"]
+        self.recorder.tracks = ck["tracks"]
+        self.result = ck["result"]
+        self.brain_s, self.brain_steps, self.brain_tokens = ck["brain_s"], ck["brain_steps"], ck["brain_tokens"]
+        self.events = EventLog(self.out, cfg.event_log, scenario.move_names(), resume_round=scenario.round)
+        self.events.load_state(ck["events"])
+        self.resumed_from = scenario.round
+        log.info("resumed from the checkpoint after round %d", scenario.round)
+
+    def _checkpoint(self) -> None:
+        save_checkpoint(
+            self.out,
+            {
+                "config_hash": config_hash(self.cfg),
+                "env": (scenario_state(self.env.scenario), self.env._rng, self.env._ended, list(self.env.agents)),
+                "rng": self.rng,
+                "series": self.series,
+                "paths": self.paths,
+                "tracks": self.recorder.tracks,
+                "result": self.result,
+                "seats": self.seats.state() if self.seats is not None else None,
+                "events": self.events.state(),
+                "brain_s": self.brain_s,
+                "brain_steps": self.brain_steps,
+                "brain_tokens": self.brain_tokens,
+            },
+        )
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None and (self.result.terminated or self.result.truncated)
+
+    def _run_async(self, coro: Any) -> Any:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(coro)
+
+    def play_round(self) -> RoundResult:
+        """One round: the brain seats decide (batched, bounded, async), the rule decides the rest, the env moves."""
+        sc = self.env.scenario
+        acting = self.recorder.before()
+        turns: dict[int, Turn] = {}
+        if self.seats is None:
+            result = self.env.step_moves(self.rule.decide(sc, sc.active, self.rng))
+        else:
+            idx = self.seats.active()
+            t = time.perf_counter()
+            if self.cfg.max_concurrency == 1:  # one at a time, on the sync path (the baseline)
+                turns = self.seats.decide_sync(idx)
+            else:
+                turns = self._run_async(self.seats.decide(idx)) if idx else {}
+            self.brain_s += time.perf_counter() - t
+            self.brain_steps += len(idx)
+            for tr in turns.values():
+                self.brain_tokens[0] += tr.decision.output.tokens_in
+                self.brain_tokens[1] += tr.decision.output.tokens_out
+            actions = {agent_id(i): tr.action for i, tr in turns.items() if tr.action is not None}
+            result = self.env.advance_mixed(actions, self.rule.decide(sc, self.seats.rule_idx(), self.rng))
+            self.seats.observe(turns, result.rewards, result.errors)
+        self.recorder.after(acting, result, turns, self.cfg.keep_messages)
         m = sc.metrics()
-        series.add(result.round, m)
-        events.add(result.round, result, m)
-        paths.append(sc.node_state()[path_idx])
-        if result.round % every == 0 or result.terminated or result.truncated:
-            log.info("round %d: %s", result.round, ", ".join(f"{k}={v:.4g}" for k, v in m.items()))
-        if result.terminated or result.truncated:
-            break
-    t_run = time.perf_counter() - t0 - t_build
-    events.close()
-    records = recorder.finish(cfg, rule, result.terminated, result.truncated)
-    (out / TRAJECTORIES).unlink(missing_ok=True)
-    (out / TRAJECTORIES).touch()  # present even when no recorded agent acted (a cascade that died at once)
-    store = TrajectoryStore(out / TRAJECTORIES)
-    for rec in records:
-        store.append(rec)
-    series.write(out / "metrics.json")
-    plots = []
-    if cfg.plots:
+        self.series.add(result.round, m)
+        self.events.add(result.round, result, m)
+        self.paths.append(sc.node_state()[self.path_idx])
+        self.result = result
+        every = self.cfg.checkpoint_rounds
+        if every and (result.round % every == 0) and not (result.terminated or result.truncated):
+            self._checkpoint()
+        return result
+
+    def run(self) -> dict[str, Any]:
+        """Play to the end and write the outputs; returns the summary."""
+        t0 = time.perf_counter()
+        every = max(1, self.cfg.rounds // 10)
+        while not self.done:
+            r = self.play_round()
+            if r.round % every == 0 or r.terminated or r.truncated:
+                m = self.series.last()
+                log.info("round %d: %s", r.round, ", ".join(f"{k}={v:.4g}" for k, v in m.items()))
+        return self.finish(time.perf_counter() - t0)
+
+    def finish(self, t_run: float = 0.0) -> dict[str, Any]:
+        cfg, out = self.cfg, self.out
+        result = self.result
+        assert result is not None
+        self.events.close()
+        brains = {i: self.seats.brain_label for i in self.seats.agents} if self.seats else {}
+        records = self.recorder.finish(cfg, self.rule, result.terminated, result.truncated, brains)
+        (out / TRAJECTORIES).unlink(missing_ok=True)
+        (out / TRAJECTORIES).touch()  # present even when no recorded agent acted (a cascade that died at once)
+        store = TrajectoryStore(out / TRAJECTORIES)
+        for rec in records:
+            store.append(rec)
+        self.series.write(out / "metrics.json")
+        plots = self._plots() if cfg.plots else []
+        summary = {
+            "config": cfg.model_dump(),
+            "rounds_played": result.round,
+            "terminated": result.terminated,
+            "truncated": result.truncated,
+            "final_metrics": self.series.last(),
+            "trajectories": len(records),
+            "plots": plots,
+            "build_s": round(self.t_build, 3),
+            "run_s": round(t_run, 3),
+            "wall_s": round(self.t_build + t_run, 3),
+            "resumed_from_round": self.resumed_from,
+        }
+        if self.seats is not None:
+            summary["brain"] = {
+                "seats": int(self.seats.seats.size),
+                "agent_steps": self.brain_steps,
+                "decide_s": round(self.brain_s, 3),
+                "agent_steps_per_s": round(self.brain_steps / self.brain_s, 2) if self.brain_s else None,
+                "tokens_in": self.brain_tokens[0],
+                "tokens_out": self.brain_tokens[1],
+                "cache": self.cache.stats(),
+            }
+        atomic_write_text(out / "summary.json", json.dumps(summary, indent=1, default=str))
+        clear_checkpoint(out)  # the run is complete: its outputs are the record now
+        self.close()
+        log.info("%s: %d rounds, %d trajectories, outputs in %s", cfg.scenario, result.round, len(records), out)
+        return summary
+
+    def _plots(self) -> list[str]:
         from societies.plots import plot_metrics, plot_network, plot_paths
 
-        plots.append(plot_metrics(series, out / "metrics.png").name)
+        cfg, sc, out = self.cfg, self.env.scenario, self.out
+        plots = [plot_metrics(self.series, out / "metrics.png").name]
         if hasattr(sc, "graph") or cfg.scenario == "cooperation":
             from societies.graphs import complete_graph
 
@@ -271,23 +511,38 @@ def run_society(cfg: SocietyRunConfig) -> dict[str, Any]:
             )
         if cfg.scenario == "opinion":
             plots.append(
-                plot_paths(series.rounds, np.array(paths), out / "opinions.png", "opinions of sampled agents").name
+                plot_paths(
+                    self.series.rounds, np.array(self.paths), out / "opinions.png", "opinions of sampled agents"
+                ).name
             )
-    summary = {
-        "config": cfg.model_dump(),
-        "rounds_played": result.round,
-        "terminated": result.terminated,
-        "truncated": result.truncated,
-        "final_metrics": series.last(),
-        "trajectories": len(records),
-        "plots": plots,
-        "build_s": round(t_build, 3),
-        "run_s": round(t_run, 3),
-        "wall_s": round(time.perf_counter() - t0, 3),
-    }
-    atomic_write_text(out / "summary.json", json.dumps(summary, indent=1, default=str))
-    log.info("%s: %d rounds, %d trajectories, outputs in %s", cfg.scenario, result.round, len(records), out)
-    return summary
+        return plots
+
+    def close(self) -> None:
+        self.cache.close()
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+
+    # -- interviews ------------------------------------------------------------------------------
+    def interview(self, agent: str | int, question: str) -> str:
+        """Ask any agent a question; nothing is written to its memory or its agent state.
+
+        A brain seat answers through its own brain, persona and memory (`BrainSeats.interview`); a
+        rule agent answers from its persona and its current view (it has no words of its own)."""
+        i = agent if isinstance(agent, int) else self.env.index(agent)
+        if self.seats is not None and i in self.seats.agents:
+            return self.seats.interview(i, question)
+        sc = self.env.scenario
+        return f"{sc.persona(i)} I follow the {self.rule.name} rule. {sc.observe(i)}"
+
+
+def run_society(cfg: SocietyRunConfig) -> dict[str, Any]:
+    """Run one society (or resume it, with `resume=true`) and write its outputs; returns the summary."""
+    run = SocietyRun(cfg)
+    try:
+        return run.run()
+    finally:
+        run.close()
 
 
 def job(plain: dict[str, Any]) -> int:
@@ -296,7 +551,13 @@ def job(plain: dict[str, Any]) -> int:
     return 0
 
 
-main = hydra_command(str(Path(__file__).parent / "conf"), "run", job, schemas={"society_schema": SocietyRunConfig})
+main = hydra_command(
+    str(Path(__file__).parent / "conf"),
+    "run",
+    job,
+    schemas={"society_schema": SocietyRunConfig},
+    search_path=[Path(agents.__file__).parent / "conf"],
+)
 
 
 if __name__ == "__main__":
