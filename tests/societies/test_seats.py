@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from agents.brains.registry import BRAIN_REGISTRY
 from agents.config import ConfigError, validate_config
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from societies.cache import CACHE_FILE, CacheMiss, CallCache, cached
@@ -32,6 +33,7 @@ def counting_brain():
     register()
     CountingBrain.reset_counts()
     yield CountingBrain
+    BRAIN_REGISTRY.unregister("counting")  # the registry is process-wide: leave it as other tests expect it
 
 
 def cfg(out: Path, **kw: Any) -> SocietyRunConfig:
