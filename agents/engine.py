@@ -74,8 +74,8 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     out = cfg.out_dir
     out.mkdir(parents=True, exist_ok=True)
     store = TrajectoryStore(out / TRAJECTORIES)
-    plan = make_plan(cfg, store)
-    held = store.episode_ids()
+    held = store.episode_ids()  # read the store once: plan, resume check and sink share it
+    plan = make_plan(cfg, held)
     if held and not cfg.resume:
         raise ConfigError(
             f"{store.path} already holds {len(held)} episodes; pass resume=true to continue "
@@ -92,7 +92,7 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     title = f"{plan.env_name} / {cfg.brain.name}" + (f" / {executor}" if executor != "local" else "")
     progress = CollectProgress(console, len(plan.todo), title, enabled=cfg.progress)
     max_failures = cfg.max_failures if isinstance(cfg, CollectConfig) else None
-    sink = Sink(store, FailureLog(out / FAILED), progress, plan.env_name, store.episode_ids(), max_failures)
+    sink = Sink(store, FailureLog(out / FAILED), progress, plan.env_name, set(held), max_failures)
     with progress:
         if plan.todo and worker is not None:
             from agents.collect.local import run_local

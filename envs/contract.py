@@ -125,10 +125,10 @@ def action_problem(action: object) -> str | None:
 
 @dataclass(frozen=True)
 class EnvSnapshot:
-    """The base env's snapshot plus `TimeLimit`'s elapsed-step counter (None when not wrapped)."""
+    """The base env's snapshot plus how many steps `TimeLimit` had counted (None when not wrapped)."""
 
     state: Any
-    elapsed_steps: int | None
+    steps_counted: int | None
 
 
 def find_wrapper(env: gym.Env, kind: type[gym.Wrapper]) -> gym.Wrapper | None:
@@ -152,8 +152,8 @@ def snapshot_env(env: gym.Env) -> EnvSnapshot:
 
     Without the counter, a branch restored mid-episode would be truncated at the wrong step."""
     limit = find_wrapper(env, TimeLimit)
-    elapsed = getattr(limit, "_elapsed_steps", None) if limit is not None else None
-    return EnvSnapshot(_snapshottable(env).snapshot(), elapsed)
+    counted = getattr(limit, "_elapsed_steps", None) if limit is not None else None
+    return EnvSnapshot(_snapshottable(env).snapshot(), counted)
 
 
 def restore_env(env: gym.Env, snap: EnvSnapshot) -> None:
@@ -164,7 +164,7 @@ def restore_env(env: gym.Env, snap: EnvSnapshot) -> None:
     _snapshottable(env).restore(snap.state)
     limit = find_wrapper(env, TimeLimit)
     if limit is not None:
-        limit._elapsed_steps = snap.elapsed_steps or 0  # type: ignore[attr-defined]
+        limit._elapsed_steps = snap.steps_counted or 0  # type: ignore[attr-defined]
 
 
 # --- the checker ---------------------------------------------------------------------------------

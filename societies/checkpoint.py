@@ -13,10 +13,11 @@ that was cut short replays the calls it had already paid for.
 
 from __future__ import annotations
 
-import os
 import pickle
 from pathlib import Path
 from typing import Any
+
+from agents.trajectories.store import atomic_write_bytes
 
 CHECKPOINT = "checkpoint.pkl"
 VERSION = 1
@@ -24,18 +25,7 @@ VERSION = 1
 
 def save_checkpoint(out: Path, state: dict[str, Any]) -> None:
     """Write `state` atomically as `out/checkpoint.pkl`."""
-    path = out / CHECKPOINT
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as f:
-        pickle.dump({"version": VERSION, **state}, f, protocol=pickle.HIGHEST_PROTOCOL)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fd = os.open(out, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    atomic_write_bytes(out / CHECKPOINT, pickle.dumps({"version": VERSION, **state}, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def load_checkpoint(out: Path) -> dict[str, Any] | None:
@@ -52,4 +42,4 @@ def load_checkpoint(out: Path) -> dict[str, Any] | None:
 
 def clear_checkpoint(out: Path) -> None:
     (out / CHECKPOINT).unlink(missing_ok=True)
-    (out / CHECKPOINT).with_suffix(".tmp").unlink(missing_ok=True)
+    (out / (CHECKPOINT + ".tmp")).unlink(missing_ok=True)

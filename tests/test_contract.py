@@ -81,7 +81,7 @@ def test_snapshot_env_restores_the_time_limit_counter() -> None:
     env.reset(seed=0)
     env.step("say[one]")
     snap = snapshot_env(env)
-    assert snap.elapsed_steps == 1
+    assert snap.steps_counted == 1  # a step count, not a time
     for _ in range(3):
         env.step("say[more]")
     restore_env(env, snap)

@@ -15,7 +15,7 @@ from typing import Any
 from agents.collect.worker import env_name_of, episode_id
 from agents.config import ConfigError, RunConfig
 from agents.core.factory import config_hash
-from agents.trajectories.store import TrajectoryStore, atomic_write_text
+from agents.trajectories.store import atomic_write_text
 
 MANIFEST = "collect.json"
 # how the run executes, not what it produces: free to change between a run and its resume
@@ -56,11 +56,10 @@ def collection_hash(cfg: dict[str, Any]) -> str:
     return config_hash({k: v for k, v in cfg.items() if k not in VOLATILE})
 
 
-def make_plan(cfg: RunConfig, store: TrajectoryStore) -> Plan:
-    """Seeds `seed .. seed+episodes-1`, minus the episodes the store already holds."""
+def make_plan(cfg: RunConfig, have: set[str]) -> Plan:
+    """Seeds `seed .. seed+episodes-1`, minus the episodes the store already holds (`have`, its ids)."""
     env_name = env_name_of(cfg)
     seeds = [cfg.seed + i for i in range(cfg.episodes)]
-    have = store.episode_ids()
     todo = [s for s in seeds if episode_id(env_name, s) not in have]
     return Plan(env_name, seeds, todo, collection_hash(cfg.model_dump(mode="json")))
 

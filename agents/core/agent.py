@@ -61,6 +61,9 @@ class Agent:
                 f"mode=choose needs a brain that can rank actions (local, scripted); {brain.name!r} cannot"
             )
         self.brain = brain
+        # abilities checked once: a runtime Protocol isinstance costs ~25 us, too much for every step
+        self._chooser: ChoosingBrain | None = brain if isinstance(brain, ChoosingBrain) else None
+        self._achooser: AsyncChoosingBrain | None = brain if isinstance(brain, AsyncChoosingBrain) else None
         self.perception = perception or Perception(count_tokens=brain.count_tokens)
         self.memory = memory
         self.mode = mode
@@ -111,7 +114,7 @@ class Agent:
 
     # ------------------------------------------------------------------ deciding
     def _choosing(self, info: dict[str, Any]) -> bool:
-        if self.mode == "generate" or not isinstance(self.brain, ChoosingBrain):
+        if self.mode == "generate" or self._chooser is None:
             return False
         return bool(info.get("available_actions") or info.get("action_templates"))
 
@@ -176,8 +179,8 @@ class Agent:
         """Choose the next action for the current observation (ranked choice or generated text)."""
         percept, choosing = self._prepare(observation, info)
         if choosing:
-            assert isinstance(self.brain, ChoosingBrain)  # _choosing() checked it
-            output = self.brain.choose(
+            assert self._chooser is not None  # _choosing() checked it
+            output = self._chooser.choose(
                 percept.messages,
                 self._choose_args(info),
                 temperature=self._choose_temperature(),
@@ -195,11 +198,11 @@ class Agent:
             kw: dict[str, Any] = dict(
                 temperature=self._choose_temperature(), prefix=CHOOSE_PREFIX, seed=self._step_seed()
             )
-            if isinstance(self.brain, AsyncChoosingBrain):
-                output = await self.brain.achoose(percept.messages, self._choose_args(info), **kw)
+            if self._achooser is not None:
+                output = await self._achooser.achoose(percept.messages, self._choose_args(info), **kw)
             else:
-                assert isinstance(self.brain, ChoosingBrain)  # _choosing() checked it
-                output = self.brain.choose(percept.messages, self._choose_args(info), **kw)
+                assert self._chooser is not None  # _choosing() checked it
+                output = self._chooser.choose(percept.messages, self._choose_args(info), **kw)
         else:
             output = await self.brain.acomplete(percept.messages, **self._generate_kwargs(info))
         return self._finish(percept, output, choosing, info)
