@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -63,6 +63,11 @@ class PerceptionConfig(Strict):
     max_actions_listed: int = Field(default=_PERCEPTION.max_actions_listed, ge=1)
     system_template: str = _PERCEPTION.system_template
     user_template: str = _PERCEPTION.user_template
+    # transcript: past steps stay turns and the KV cache reuses them; single: one turn rebuilt every step
+    layout: Literal["transcript", "single"] = cast(Literal["transcript", "single"], _PERCEPTION.layout)
+    task_template: str = _PERCEPTION.task_template
+    turn_template: str = _PERCEPTION.turn_template
+    compact_chars: int = Field(default=_PERCEPTION.compact_chars, ge=0)
 
 
 class AgentConfig(Strict):

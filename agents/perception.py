@@ -4,6 +4,11 @@ Each part of the prompt has a share of the token budget; a part that is too long
 observation keeps its head and tail, the action list its first entries) and the cut is marked,
 so the model knows something was left out. Templates are plain `str.format` strings,
 overridable from config (`agent.perception.system_template=...`).
+
+Two layouts. `transcript` (the default): the task sits in the system turn, every past step stays
+a user / assistant turn pair (`agents.transcript`), and the new observation comes last, so each
+prompt extends the previous one and a KV cache evaluates only the new turn. `single`: one user
+turn rebuilt every step (task, memory, observation, actions), which shares little between steps.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.brains.base import Message, approx_tokens
+from agents.transcript import Transcript
 
 DEFAULT_SYSTEM = (
     "You are an agent acting in a text environment to accomplish a task. "
@@ -20,6 +26,9 @@ DEFAULT_SYSTEM = (
     "you can take. Choose one action per turn.\n{format}"
 )
 DEFAULT_USER = "Task: {instruction}\n\n{memory_block}Observation:\n{observation}\n\n{feedback_block}{actions_block}"
+DEFAULT_TASK = "Task: {instruction}"
+DEFAULT_TURN = "{memory_block}Observation:\n{observation}\n\n{feedback_block}{actions_block}"
+LAYOUTS = ("transcript", "single")
 
 
 @dataclass
@@ -29,7 +38,15 @@ class PerceptionConfig:
     actions_share: float = 0.25
     max_actions_listed: int = 60
     system_template: str = DEFAULT_SYSTEM
-    user_template: str = DEFAULT_USER
+    user_template: str = DEFAULT_USER  # the `single` layout's one user turn
+    layout: str = "transcript"
+    task_template: str = DEFAULT_TASK  # `transcript`: appended to the system turn
+    turn_template: str = DEFAULT_TURN  # `transcript`: each step's user turn
+    compact_chars: int = 200  # `transcript`: observation kept in a compacted past turn
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"perception layout must be one of {', '.join(LAYOUTS)}; got {self.layout!r}")
 
 
 @dataclass
@@ -38,6 +55,7 @@ class Percept:
     memory_context: str
     tokens: int
     cut: list[str] = field(default_factory=list)  # which parts were shortened
+    turn: str = ""  # this step's user turn (`transcript` layout: becomes history once acted on)
 
 
 class Perception:
@@ -75,10 +93,14 @@ class Perception:
         memory_context: str = "",
         feedback: str | None = None,
         format_instructions: str = "",
+        history: Transcript | None = None,
     ) -> Percept:
+        """The prompt for one step; with the `transcript` layout, `history` holds the episode's past turns."""
         c = self.config
         cut: list[str] = []
         system = c.system_template.format(format=format_instructions)
+        if c.layout == "transcript":
+            system = f"{system}\n\n{c.task_template.format(instruction=instruction)}"
         fixed = self.count_tokens(system) + self.count_tokens(instruction) + 40
         if feedback:
             fixed += self.count_tokens(feedback)
@@ -104,6 +126,24 @@ class Perception:
         if was_cut:
             cut.append("observation")
         feedback_block = f"Feedback on your last reply: {feedback}\n\n" if feedback else ""
+        if c.layout == "transcript":
+            turn = c.turn_template.format(
+                memory_block=memory_block, observation=obs, feedback_block=feedback_block, actions_block=actions_block
+            )
+            used = self.count_tokens(system) + self.count_tokens(turn)
+            past: list[Message] = []
+            if history is not None:
+                if history.fit(max(0, c.budget_tokens - used)):
+                    cut.append("history")
+                past = history.messages()
+                used += history.tokens
+            return Percept(
+                messages=[{"role": "system", "content": system}, *past, {"role": "user", "content": turn}],
+                memory_context=memory_block and memory_context,
+                tokens=used,
+                cut=cut,
+                turn=turn,
+            )
         user = c.user_template.format(
             instruction=instruction,
             memory_block=memory_block,
@@ -113,7 +153,9 @@ class Perception:
         )
         messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         tokens = self.count_tokens(system) + self.count_tokens(user)
-        return Percept(messages=messages, memory_context=memory_block and memory_context, tokens=tokens, cut=cut)
+        return Percept(
+            messages=messages, memory_context=memory_block and memory_context, tokens=tokens, cut=cut, turn=user
+        )
 
 
 def perception_from_config(cfg: dict[str, Any] | None, count_tokens: Callable[[str], int]) -> Perception:

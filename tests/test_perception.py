@@ -4,8 +4,9 @@ from agents.brains.base import approx_tokens
 from agents.perception import Perception, PerceptionConfig, perception_from_config
 
 
-def test_prompt_contains_all_parts():
-    p = Perception().build(
+@pytest.mark.parametrize("layout", ["transcript", "single"])
+def test_prompt_contains_all_parts(layout):
+    p = Perception(PerceptionConfig(layout=layout)).build(
         instruction="buy socks",
         observation="results page",
         available_actions=["click[a]"],
@@ -16,7 +17,12 @@ def test_prompt_contains_all_parts():
     )
     sys, user = p.messages
     assert sys["role"] == "system" and "FORMAT" in sys["content"]
-    for part in ("buy socks", "results page", "- click[a]", "- search[...]", "[action] search[socks]", "bad action"):
+    if layout == "transcript":  # the task is stable, so it sits in the system turn
+        assert "Task: buy socks" in sys["content"] and "buy socks" not in user["content"]
+    else:
+        assert "buy socks" in user["content"]
+    assert p.turn == user["content"]
+    for part in ("results page", "- click[a]", "- search[...]", "[action] search[socks]", "bad action"):
         assert part in user["content"]
     assert not p.cut
 
@@ -35,11 +41,17 @@ def test_budget_is_respected_and_cuts_marked():
 
 def test_templates_overridable_and_unknown_option_rejected():
     per = perception_from_config(
-        {"user_template": "T={instruction} O={observation}{memory_block}{feedback_block}{actions_block}"}, approx_tokens
+        {
+            "layout": "single",
+            "user_template": "T={instruction} O={observation}{memory_block}{feedback_block}{actions_block}",
+        },
+        approx_tokens,
     )
     assert per.build(instruction="x", observation="y").messages[1]["content"] == "T=x O=y"
     with pytest.raises(ValueError, match="unknown perception option"):
         perception_from_config({"budget": 3}, approx_tokens)
+    with pytest.raises(ValueError, match="layout must be one of transcript, single"):
+        perception_from_config({"layout": "chat"}, approx_tokens)
 
 
 def test_counts_with_model_tokenizer(local_brain):

@@ -17,6 +17,7 @@ from agents.brains.base import AsyncChoosingBrain, Brain, BrainOutput, ChoosingB
 from agents.memory.base import Memory, MemoryItem
 from agents.perception import Percept, Perception
 from agents.slots import expand_templates
+from agents.transcript import Transcript
 
 Mode = Literal["auto", "generate", "choose"]
 ActionFormat = Literal["react", "tool_calls"]
@@ -79,6 +80,9 @@ class Agent:
         self.instruction = ""
         self._feedback: str | None = None
         self._step = 0
+        self.transcript = Transcript(brain.count_tokens, compact_chars=self.perception.config.compact_chars)
+        self._pending: tuple[str, str, str | None, str] | None = None  # (turn, reply, parsed action, observation)
+        self._observation = ""
 
     # ------------------------------------------------------------------ episode hooks
     def reset(self, instruction: str, seed: int | None = None) -> None:
@@ -86,6 +90,8 @@ class Agent:
         self.instruction = instruction
         self._feedback = None
         self._step = 0
+        self.transcript.clear()
+        self._pending = None
         if seed is not None:
             self.seed = seed
         if self.memory is not None:
@@ -102,6 +108,7 @@ class Agent:
         """Record what happened; the next prompt shows `feedback` if the last reply was rejected."""
         self._feedback = feedback
         self._step += 1
+        self._extend_transcript(action)
         if self.memory is None:
             return
         if action is not None:
@@ -112,6 +119,16 @@ class Agent:
         kind = "feedback" if feedback else "observation"
         self.memory.add(MemoryItem(text=text, kind=kind, time=float(self._step), importance=min(1.0, abs(reward))))
 
+    def _extend_transcript(self, action: str | None) -> None:
+        """Make the step just taken a past turn: its prompt turn and the reply that was acted on."""
+        if self._pending is None:
+            return
+        turn, reply, decided, observation = self._pending
+        self._pending = None
+        if action is not None and decided != action:  # acted on another decision (e.g. a search picked it)
+            reply = f"{CHOOSE_PREFIX}{action}"
+        self.transcript.add(turn, reply, observation)
+
     # ------------------------------------------------------------------ deciding
     def _choosing(self, info: dict[str, Any]) -> bool:
         if self.mode == "generate" or self._chooser is None:
@@ -120,6 +137,7 @@ class Agent:
 
     def _prepare(self, observation: str, info: dict[str, Any]) -> tuple[Percept, bool]:
         choosing = self._choosing(info)
+        self._observation = observation
         memory_context = ""
         if self.memory is not None:
             memory_context = self.memory.build_context(
@@ -138,6 +156,7 @@ class Agent:
             memory_context=memory_context,
             feedback=self._feedback,
             format_instructions=fmt,
+            history=self.transcript,
         )
         return percept, choosing
 
@@ -157,6 +176,7 @@ class Agent:
             parsed = parse_tool_call(output, available, templates)
         else:
             parsed = parse_react(output.text, available, templates)
+        self._pending = (percept.turn, output.text, parsed.action if parsed.ok else None, self._observation)
         return Decision(percept, output, parsed, "choose" if choosing else "generate")
 
     def _choose_args(self, info: dict[str, Any]) -> list[str]:

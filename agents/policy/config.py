@@ -1,0 +1,48 @@
+"""`python -m agents.train` keys, defined once (the YAML in agents/policy/conf only points here)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+class LoraSettings(BaseModel):
+    """The adapter: rank, scale, and which layers get one (the embedding matrix is always frozen)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    r: int = Field(default=16, ge=1)
+    alpha: float = Field(default=32.0, gt=0)
+    dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
+    # adapt only the top `layers` decoder layers (0 = all): backward then stops there, which is most of the saving on CPU
+    layers: int = Field(default=8, ge=0)
+    targets: list[str] = Field(default_factory=lambda: list(LORA_TARGETS))
+
+
+class PolicyTrainConfig(BaseModel):
+    """Supervised fine-tuning of the embedded model on trajectory stores (behaviour cloning / AgentEvol rounds)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    data: list[str]  # run folders (or .jsonl stores) from agents.run / agents.collect
+    eval_data: list[str] | None = None  # held-out stores; None = hold out `eval_fraction` of the episodes
+    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0)
+    out: str
+    model: str = "gemma3-270m"
+    success_only: bool = True  # keep only successful episodes (behaviour cloning / rejection sampling)
+    min_reward: float | None = None  # or keep episodes whose final reward clears this bar
+    max_episodes: int | None = Field(default=None, ge=1)  # per store, after filtering: bounds the CPU budget
+    max_len: int = Field(default=2048, ge=64)  # longest training sequence in tokens
+    lora: LoraSettings = LoraSettings()
+    init_adapter: str | None = None  # continue from a peft adapter folder (a previous round's best/)
+    lr: float = Field(default=3e-4, gt=0)
+    epochs: int = Field(default=1, ge=1)
+    accumulate: int = Field(default=4, ge=1)  # sequences per optimiser update
+    max_updates: int | None = Field(default=None, ge=1)
+    eval_every: int = Field(default=20, ge=1)  # updates between held-out evaluations and checkpoints
+    threads: int | None = None  # torch threads (default: all cores)
+    seed: int = 0
+    gguf: bool = True  # convert the best adapter to a llama.cpp GGUF adapter at the end (out/adapter.gguf)
+    progress: bool = True
+    log_level: str = "INFO"

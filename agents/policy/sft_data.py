@@ -1,0 +1,124 @@
+"""Trajectory stores -> token sequences for supervised fine-tuning, exactly as the embedded brain scores them.
+
+At a ranked step the brain evaluates `chat_format(messages) + "Action:"` and scores each candidate's
+tokens after it (`LocalBrain.choose`). A training example is the same token ids, with the loss on
+the chosen action's own tokens only. With the transcript layout each step's prompt extends the
+previous step's prompt plus its action, so one episode packs into one sequence and a single
+forward pass trains every step of it (the sequence is split where compaction broke the prefix).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents.brains.chat_templates import TEMPLATES
+from agents.brains.local import common_prefix
+from agents.core.agent import CHOOSE_PREFIX
+from agents.trajectories.schema import EpisodeRecord
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Sequence:
+    """Token ids and the positions whose next-token loss is trained (targets are `ids[p]` for p in `targets`)."""
+
+    ids: list[int]
+    targets: list[int] = field(default_factory=list)
+    source: str = ""  # episode id(s), for reporting
+
+    @property
+    def n_targets(self) -> int:
+        return len(self.targets)
+
+
+def read_episodes(paths: Iterable[str | Path]) -> Iterator[EpisodeRecord]:
+    """Every episode of the given trajectory stores (a run folder or a .jsonl); a bad line names its file and line."""
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            path = path / "trajectories.jsonl"
+        if not path.is_file():
+            raise FileNotFoundError(f"no trajectory store at {p} (expected a run folder or a trajectories .jsonl)")
+        with path.open(encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield EpisodeRecord.model_validate_json(line)
+                except ValueError as e:
+                    raise ValueError(f"{path}:{n}: not a trajectory record: {str(e).splitlines()[0]}") from e
+
+
+def step_tokens(
+    messages: list[dict], action: str, tokenize: Callable[[str], list[int]], template: str = "gemma"
+) -> tuple[list[int], int]:
+    """(prompt + action token ids, index where the action's own tokens start), as `LocalBrain.choose` splits them."""
+    fmt, _ = TEMPLATES[template]
+    head = fmt(messages) + CHOOSE_PREFIX.rstrip(" ")
+    base = tokenize(head)
+    full = tokenize(head + " " + action)
+    return full, common_prefix(base, full)
+
+
+def episode_sequences(
+    ep: EpisodeRecord, tokenize: Callable[[str], list[int]], *, max_len: int = 2048, template: str = "gemma"
+) -> list[Sequence]:
+    """Pack one episode's acted steps into as few sequences as the prompts' shared prefixes allow."""
+    out: list[Sequence] = []
+    cur: Sequence | None = None
+    for step in ep.steps:
+        if step.action is None or step.env_error or not step.messages:
+            continue  # train only on actions the env took
+        full, own = step_tokens(step.messages, step.action, tokenize, template)
+        if len(full) > max_len:
+            log.debug("skipping a %d-token step of %s (max_len %d)", len(full), ep.episode_id, max_len)
+            continue
+        targets = list(range(own, len(full)))
+        if cur is not None and len(full) >= len(cur.ids) and full[: len(cur.ids)] == cur.ids:
+            cur.ids = full  # this step's prompt extends the sequence so far
+            cur.targets.extend(targets)
+        else:
+            cur = Sequence(full, targets, ep.episode_id)
+            out.append(cur)
+    return out
+
+
+def build_sequences(
+    paths: Iterable[str | Path],
+    tokenize: Callable[[str], list[int]],
+    *,
+    min_reward: float | None = None,
+    success_only: bool = False,
+    max_len: int = 2048,
+    max_episodes: int | None = None,
+) -> tuple[list[Sequence], dict[str, int]]:
+    """Sequences from every kept episode of the stores, and counts of what was kept and why not."""
+    seqs: list[Sequence] = []
+    stats = {"episodes": 0, "kept": 0, "filtered": 0, "steps": 0}
+    for ep in read_episodes(paths):
+        stats["episodes"] += 1
+        if (success_only and not ep.outcome.success) or (min_reward is not None and ep.outcome.reward < min_reward):
+            stats["filtered"] += 1
+            continue
+        if max_episodes is not None and stats["kept"] >= max_episodes:
+            continue
+        got = episode_sequences(ep, tokenize, max_len=max_len)
+        if got:
+            stats["kept"] += 1
+            seqs.extend(got)
+    stats["sequences"] = len(seqs)
+    stats["target_tokens"] = sum(s.n_targets for s in seqs)
+    stats["tokens"] = sum(len(s.ids) for s in seqs)
+    return seqs, stats
+
+
+def write_jsonl(seqs: list[Sequence], path: Path) -> None:
+    """For inspection: one sequence a line."""
+    with path.open("w", encoding="utf-8") as f:
+        for s in seqs:
+            f.write(json.dumps({"ids": s.ids, "targets": s.targets, "source": s.source}) + "\n")

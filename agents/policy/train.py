@@ -1,0 +1,324 @@
+"""`python -m agents.train data=[runs/x] ...`: LoRA fine-tuning of the embedded model on trajectories.
+
+The loop, top to bottom: read the stores, keep the episodes that worked (`success_only`,
+`min_reward`), hold some out; turn each episode into token sequences exactly as the embedded brain
+scores its prompts (`agents.policy.sft_data`); attach LoRA to the top `lora.layers` decoder layers
+(embeddings frozen, so the backward pass stops below them); for each sequence compute the logits at
+the action tokens only (the 262k-word output layer is most of a step's cost otherwise), take their
+cross-entropy, accumulate, step AdamW with a short warmup and linear decay. Every `eval_every`
+updates: held-out loss and action accuracy (every token of the action predicted, teacher-forced),
+a resumable checkpoint, and `best/` by held-out action accuracy. At the end `best/` is converted to
+a llama.cpp adapter (`adapter.gguf`) that `brain.adapter=` serves at llama.cpp speed.
+
+Outputs in ${out}: checkpoint/ (adapter + trainer_state.pt), best/, adapter.gguf, history.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import random
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from agents.cli import hydra_command
+from agents.config import validate_config
+from agents.policy.config import PolicyTrainConfig
+from agents.policy.hf_model import load_hf_model, tokenize
+from agents.policy.sft_data import Sequence, build_sequences
+
+log = logging.getLogger("agents.train")
+STATE = "trainer_state.pt"
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def split_heldout(seqs: list[Sequence], fraction: float, seed: int) -> tuple[list[Sequence], list[Sequence]]:
+    """Hold out whole episodes, chosen by a seeded hash of the episode id (stable as data grows)."""
+
+    def held(source: str) -> bool:
+        h = hashlib.sha256(f"{seed}:{source}".encode()).digest()
+        return int.from_bytes(h[:8], "big") / 2**64 < fraction
+
+    return [s for s in seqs if not held(s.source)], [s for s in seqs if held(s.source)]
+
+
+def attach_lora(model: Any, cfg: PolicyTrainConfig) -> Any:
+    """Freeze the base model and add LoRA to the top `lora.layers` layers (or a previous round's adapter)."""
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    for p in model.parameters():
+        p.requires_grad_(False)
+    if cfg.init_adapter:
+        return PeftModel.from_pretrained(model, cfg.init_adapter, is_trainable=True)
+    n_layers = int(model.config.num_hidden_layers)
+    layers = list(range(n_layers - cfg.lora.layers, n_layers)) if cfg.lora.layers else None
+    lc = LoraConfig(
+        r=cfg.lora.r,
+        lora_alpha=cfg.lora.alpha,
+        lora_dropout=cfg.lora.dropout,
+        target_modules=cfg.lora.targets,
+        layers_to_transform=layers,
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, lc)
+
+
+def action_logits(model: Any, seq: Sequence) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits at the positions that predict the action tokens, and those tokens."""
+    inner = model.get_base_model()
+    ids = torch.tensor([seq.ids])
+    hidden = inner.model(input_ids=ids).last_hidden_state[0]
+    targets = torch.tensor(seq.targets)
+    logits = inner.lm_head(hidden[targets - 1])  # row p-1 predicts token p
+    cap = getattr(inner.config, "final_logit_softcapping", None)
+    if cap:
+        logits = torch.tanh(logits / cap) * cap
+    return logits, ids[0, targets]
+
+
+@torch.no_grad()
+def evaluate(model: Any, seqs: list[Sequence]) -> dict[str, float]:
+    """Held-out mean token loss, token accuracy, and action accuracy (all of an action's tokens right)."""
+    model.eval()
+    loss_sum, n_tok, right_tok, actions, right_actions = 0.0, 0, 0, 0, 0
+    for s in seqs:
+        logits, gold = action_logits(model, s)
+        loss_sum += float(torch.nn.functional.cross_entropy(logits, gold, reduction="sum"))
+        ok = (logits.argmax(-1) == gold).tolist()
+        n_tok += len(ok)
+        right_tok += sum(ok)
+        # consecutive target positions form one action
+        run: list[bool] = []
+        prev = None
+        for p, hit in zip(s.targets, ok):
+            if prev is not None and p != prev + 1:
+                actions += 1
+                right_actions += all(run)
+                run = []
+            run.append(hit)
+            prev = p
+        if run:
+            actions += 1
+            right_actions += all(run)
+    model.train()
+    return {
+        "loss": loss_sum / max(1, n_tok),
+        "token_acc": right_tok / max(1, n_tok),
+        "action_acc": right_actions / max(1, actions),
+        "actions": float(actions),
+    }
+
+
+class PolicyTrainer:
+    """One training run; `run()` resumes from `out/checkpoint` when it exists."""
+
+    def __init__(self, cfg: PolicyTrainConfig, console: Console | None = None) -> None:
+        self.cfg = cfg
+        self.out = Path(cfg.out)
+        self.console = console or Console(stderr=True)
+        self.history: list[dict[str, Any]] = []
+
+    def _sequences(self) -> tuple[list[Sequence], list[Sequence], dict[str, Any]]:
+        cfg = self.cfg
+
+        def tok(text: str) -> list[int]:
+            return tokenize(text, cfg.model)
+
+        kw: dict[str, Any] = dict(
+            min_reward=cfg.min_reward, success_only=cfg.success_only, max_len=cfg.max_len, max_episodes=cfg.max_episodes
+        )
+        seqs: list[Sequence] = []
+        stats: dict[str, Any] = {}
+        for path in cfg.data:  # `max_episodes` applies per store, so a mix of envs stays a mix
+            got, st = build_sequences([path], tok, **kw)
+            seqs.extend(got)
+            stats[path] = st
+        if cfg.eval_data:
+            heldout, st = build_sequences(cfg.eval_data, tok, **kw)
+            stats["eval_data"] = st
+            train = seqs
+        else:
+            train, heldout = split_heldout(seqs, cfg.eval_fraction, cfg.seed)
+        if not train:
+            raise ValueError(
+                f"no training sequences in {cfg.data}: every episode was filtered out (success_only="
+                f"{cfg.success_only}, min_reward={cfg.min_reward}) or had no recorded prompts (collect with messages kept)"
+            )
+        return train, heldout, stats
+
+    def _save(self, model: Any, opt: torch.optim.Optimizer, state: dict[str, Any], folder: Path) -> None:
+        tmp = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        model.save_pretrained(str(tmp))
+        torch.save({**state, "optimizer": opt.state_dict(), "torch_rng": torch.get_rng_state()}, tmp / STATE)
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)
+
+    def run(self) -> list[dict[str, Any]]:
+        cfg = self.cfg
+        seed_everything(cfg.seed)
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        self.out.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        train, heldout, stats = self._sequences()
+        n_tokens = sum(len(s.ids) for s in train)
+        log.info(
+            "%d training sequences (%d tokens, %d action tokens), %d held out; built in %.0f s",
+            len(train),
+            n_tokens,
+            sum(s.n_targets for s in train),
+            len(heldout),
+            time.perf_counter() - t0,
+        )
+        model = attach_lora(load_hf_model(cfg.model), cfg)
+        model.train()
+        params = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+        per_epoch = math.ceil(len(train) / cfg.accumulate)
+        total = min(cfg.max_updates or per_epoch * cfg.epochs, per_epoch * cfg.epochs)
+        warmup = max(1, total // 10)
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda u: min(1.0, (u + 1) / warmup) * max(0.05, 1 - u / max(1, total))
+        )
+        state: dict[str, Any] = {"update": 0, "best": -math.inf, "history": []}
+        ckpt = self.out / "checkpoint"
+        if (ckpt / STATE).exists():
+            from peft import set_peft_model_state_dict
+            from safetensors.torch import load_file
+
+            saved = torch.load(ckpt / STATE, weights_only=False)
+            set_peft_model_state_dict(model, load_file(str(ckpt / "adapter_model.safetensors")))
+            opt.load_state_dict(saved.pop("optimizer"))
+            torch.set_rng_state(saved.pop("torch_rng"))
+            state = saved
+            for _ in range(state["update"]):
+                sched.step()
+            log.info("resumed at update %d of %d from %s", state["update"], total, ckpt)
+        self.history = state["history"]
+        order = [
+            i for e in range(cfg.epochs) for i in random.Random(cfg.seed + e).sample(range(len(train)), len(train))
+        ]
+        start_seq = state["update"] * cfg.accumulate
+        train_tokens = 0
+        t_train = time.perf_counter()
+        with Progress(
+            TextColumn("[bold]train"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("loss {task.fields[loss]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+            disable=not cfg.progress,
+        ) as bar:
+            task = bar.add_task("train", total=total, completed=state["update"], loss="-")
+            losses: list[float] = []
+            for k in range(start_seq, total * cfg.accumulate):
+                if k >= len(order):
+                    break
+                s = train[order[k]]
+                logits, gold = action_logits(model, s)
+                loss = torch.nn.functional.cross_entropy(logits, gold)
+                (loss / cfg.accumulate).backward()
+                losses.append(loss.item())
+                train_tokens += len(s.ids)
+                if (k + 1) % cfg.accumulate:
+                    continue
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                opt.step()
+                sched.step()
+                opt.zero_grad(set_to_none=True)
+                state["update"] += 1
+                bar.update(task, advance=1, loss=f"{np.mean(losses[-cfg.accumulate * 5 :]):.3f}")
+                if state["update"] % cfg.eval_every == 0 or state["update"] == total:
+                    self._checkpoint(model, opt, state, heldout, float(np.mean(losses[-cfg.accumulate * 5 :])))
+        elapsed = time.perf_counter() - t_train
+        summary = {
+            "train_sequences": len(train),
+            "train_tokens_per_epoch": n_tokens,
+            "heldout_sequences": len(heldout),
+            "updates": state["update"],
+            "train_seconds_this_run": elapsed,
+            "train_tokens_per_s": train_tokens / elapsed if elapsed > 0 else 0.0,
+            "seconds_per_epoch_estimate": n_tokens / (train_tokens / elapsed) if train_tokens else None,
+            "data": stats,
+            "history": self.history,
+        }
+        (self.out / "history.json").write_text(json.dumps(summary, indent=2))
+        if cfg.gguf and (self.out / "best").exists():
+            from agents.policy.gguf_adapter import convert_peft_to_gguf
+
+            convert_peft_to_gguf(self.out / "best", self.out / "adapter.gguf", model=cfg.model)
+            log.info(
+                "llama.cpp adapter: %s (use brain.adapter=%s)", self.out / "adapter.gguf", self.out / "adapter.gguf"
+            )
+        return self.history
+
+    def _checkpoint(
+        self, model: Any, opt: torch.optim.Optimizer, state: dict[str, Any], heldout: list[Sequence], train_loss: float
+    ) -> None:
+        metrics = evaluate(model, heldout) if heldout else {}
+        row = {"update": state["update"], "train_loss": train_loss, **{f"heldout_{k}": v for k, v in metrics.items()}}
+        self.history.append(row)
+        state["history"] = self.history
+        log.info("update %d: %s", state["update"], {k: round(v, 4) for k, v in row.items()})
+        score = metrics.get("action_acc", 0.0) - 1e-3 * metrics.get("loss", 0.0) if metrics else -train_loss
+        if score > state["best"]:
+            state["best"] = score
+            best = self.out / "best"
+            tmp = best.with_name("best.partial")
+            shutil.rmtree(tmp, ignore_errors=True)
+            model.save_pretrained(str(tmp))
+            shutil.rmtree(best, ignore_errors=True)
+            tmp.rename(best)
+        self._save(model, opt, state, self.out / "checkpoint")
+
+
+def history_table(history: list[dict[str, Any]]) -> Table:
+    table = Table(title="policy training")
+    cols = ["update", "train_loss", "heldout_loss", "heldout_token_acc", "heldout_action_acc"]
+    for c in cols:
+        table.add_column(c, justify="right")
+    for row in history:
+        table.add_row(*[f"{row[c]:.4f}" if isinstance(row.get(c), float) else str(row.get(c, "-")) for c in cols])
+    return table
+
+
+def train(cfg: PolicyTrainConfig | dict[str, Any], console: Console | None = None) -> list[dict[str, Any]]:
+    """Train from a config (a `PolicyTrainConfig` or a plain dict); returns the evaluation history."""
+    cfg = cfg if isinstance(cfg, PolicyTrainConfig) else validate_config(PolicyTrainConfig, cfg)
+    return PolicyTrainer(cfg, console).run()
+
+
+def job(plain: dict[str, Any]) -> int:
+    cfg = validate_config(PolicyTrainConfig, plain)
+    console = Console(stderr=True)
+    history = train(cfg, console)
+    console.print(history_table(history))
+    console.print(f"adapter: {Path(cfg.out) / 'best'}   llama.cpp: {Path(cfg.out) / 'adapter.gguf'}")
+    return 0
+
+
+main = hydra_command(
+    str(Path(__file__).parent / "conf"), "train", job, schemas={"policy_train_schema": PolicyTrainConfig}
+)
+
+
+if __name__ == "__main__":
+    main()

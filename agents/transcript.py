@@ -1,0 +1,94 @@
+"""The episode so far as chat turns, laid out so consecutive prompts share a long prefix.
+
+Each step's prompt is the previous step's prompt plus the reply that was taken and the new
+observation, so an embedded model's KV cache (reused by longest common prefix) evaluates only
+the new turn. When the turns outgrow their share of the prompt budget, the oldest turns are
+compacted (observation cut short, action list dropped) in one block, down to `low_water` of the
+budget, so the prefix breaks once per block rather than at every step as a sliding window would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agents.brains.base import Message
+
+
+@dataclass
+class Turn:
+    """One past step: what the agent was shown, what it replied, and the short form used once compacted."""
+
+    user: str
+    assistant: str
+    short_user: str
+    tokens: int  # of `user` + `assistant` (full form)
+    short_tokens: int  # of `short_user` + `assistant`
+    compacted: bool = False
+
+    @property
+    def cost(self) -> int:
+        return self.short_tokens if self.compacted else self.tokens
+
+
+class Transcript:
+    """Past turns of one episode; `fit` keeps them inside a token budget with few prefix breaks."""
+
+    def __init__(self, count_tokens: Callable[[str], int], compact_chars: int = 200, low_water: float = 0.5) -> None:
+        if not 0.0 < low_water <= 1.0:
+            raise ValueError(f"low_water must be in (0, 1], got {low_water}")
+        self.count_tokens = count_tokens
+        self.compact_chars = compact_chars
+        self.low_water = low_water
+        self.turns: list[Turn] = []
+        self.dropped = 0  # oldest turns no longer shown at all
+
+    def clear(self) -> None:
+        self.turns.clear()
+        self.dropped = 0
+
+    def add(self, user: str, assistant: str, observation: str) -> None:
+        """Append a finished step: the user turn as shown, the reply taken, the raw observation (for the short form)."""
+        obs = observation if len(observation) <= self.compact_chars else observation[: self.compact_chars] + " [...]"
+        short = f"Observation: {obs}"
+        self.turns.append(
+            Turn(
+                user=user,
+                assistant=assistant,
+                short_user=short,
+                tokens=self.count_tokens(user) + self.count_tokens(assistant) + 8,
+                short_tokens=self.count_tokens(short) + self.count_tokens(assistant) + 8,
+            )
+        )
+
+    @property
+    def tokens(self) -> int:
+        return sum(t.cost for t in self.turns)
+
+    def fit(self, budget: int) -> bool:
+        """Bring the shown turns within `budget` tokens; True if anything changed (the prefix broke)."""
+        if self.tokens <= budget:
+            return False
+        target = int(budget * self.low_water)
+        total = self.tokens
+        for t in self.turns:  # oldest first: compact a block at once
+            if total <= target:
+                break
+            if not t.compacted:
+                total -= t.tokens - t.short_tokens
+                t.compacted = True
+        while self.turns and total > target:  # still too long: drop the oldest compacted turns
+            total -= self.turns.pop(0).cost
+            self.dropped += 1
+        return True
+
+    def messages(self) -> list[Message]:
+        """The shown turns as alternating user / assistant messages."""
+        out: list[Message] = []
+        for i, t in enumerate(self.turns):
+            user = t.short_user if t.compacted else t.user
+            if i == 0 and self.dropped:
+                user = f"({self.dropped} earlier steps not shown)\n{user}"
+            out.append({"role": "user", "content": user})
+            out.append({"role": "assistant", "content": t.assistant})
+        return out

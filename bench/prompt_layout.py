@@ -1,0 +1,123 @@
+"""Prompt layout vs the embedded model's cost per step: `python bench/prompt_layout.py [--episodes N]`.
+
+The same WebShop goals under three layouts, episodes interleaved so machine noise hits all alike:
+- `single + working memory` (the layout before the transcript): one user turn rebuilt every step,
+  the last observations in a sliding memory window between the task and the observation;
+- `transcript` (the default) at the default prompt budget, and at a larger one.
+Per step: prompt tokens llama.cpp actually evaluated (after KV-cache prefix reuse), the prompt's
+length, and the brain's latency. Prints a table with ratios to the old layout and writes
+bench/results/prompt_layout.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from agents.brains.local import LocalBrain  # noqa: E402
+from agents.core import run_episode  # noqa: E402
+from agents.core.agent import Agent, Decision  # noqa: E402
+from agents.core.factory import build_agent, build_memory, make_env  # noqa: E402
+
+LAYOUTS: dict[str, dict[str, Any]] = {
+    "single + working memory (before)": {
+        "agent": {"perception": {"layout": "single", "budget_tokens": 2048}},
+        "memory": {"name": "working"},
+    },
+    "transcript, budget 2048 (default)": {"agent": {"perception": {"layout": "transcript", "budget_tokens": 2048}}},
+    "transcript, budget 3072": {"agent": {"perception": {"layout": "transcript", "budget_tokens": 3072}}},
+}
+
+
+class Metered:
+    """Wraps `agent.decide` to record, per step, prompt tokens evaluated and latency."""
+
+    def __init__(self, agent: Agent, brain: LocalBrain) -> None:
+        self.agent, self.brain = agent, brain
+        self.evaluated: list[int] = []
+        self.latency: list[float] = []
+        self.prompt_len: list[int] = []
+        inner = agent.decide
+
+        def decide(observation: str, info: dict[str, Any]) -> Decision:
+            before = brain.runtime.prompt_tokens_evaluated
+            d = inner(observation, info)
+            self.evaluated.append(brain.runtime.prompt_tokens_evaluated - before)
+            self.latency.append(d.output.latency_s)
+            self.prompt_len.append(len(brain.tokenize(brain.prompt_text(d.percept.messages))))
+            return d
+
+        agent.decide = decide  # type: ignore[method-assign]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--episodes", type=int, default=8)
+    ap.add_argument("--max-steps", type=int, default=15)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "prompt_layout.json"))
+    args = ap.parse_args()
+
+    brain = LocalBrain(temperature=0.7)
+    env = make_env({"name": "webshop", "id": "agentsim/WebShop-v0"}, max_episode_steps=args.max_steps)
+    meters: dict[str, Metered] = {}
+    scores: dict[str, list[float]] = {name: [] for name in LAYOUTS}
+    for name, spec in LAYOUTS.items():
+        memory = build_memory(spec.get("memory"), brain) if spec.get("memory") else None
+        meters[name] = Metered(build_agent(brain, spec["agent"], memory), brain)
+    t0 = time.perf_counter()
+    for seed in range(args.episodes):
+        for name, m in meters.items():
+            rec = run_episode(env, m.agent, seed=seed)
+            scores[name].append(rec.outcome.reward)
+    wall = time.perf_counter() - t0
+
+    base = next(iter(meters.values()))
+    base_eval, base_p50 = statistics.mean(base.evaluated), statistics.median(base.latency)
+    table = Table(title=f"Prompt layout: WebShop, Gemma 3 270M, {args.episodes} goals each, interleaved")
+    for col in ("layout", "steps", "prompt tokens", "evaluated / step", "fewer ×", "step p50 s", "faster ×", "score"):
+        table.add_column(col, justify="left" if col == "layout" else "right")
+    rows = []
+    for name, m in meters.items():
+        row = {
+            "layout": name,
+            "steps": len(m.evaluated),
+            "prompt_tokens_mean": statistics.mean(m.prompt_len),
+            "evaluated_per_step_mean": statistics.mean(m.evaluated),
+            "evaluated_per_step_p50": statistics.median(m.evaluated),
+            "fewer_x": base_eval / statistics.mean(m.evaluated),
+            "step_p50_s": statistics.median(m.latency),
+            "step_mean_s": statistics.mean(m.latency),
+            "faster_x": base_p50 / statistics.median(m.latency),
+            "mean_score": statistics.mean(scores[name]),
+        }
+        rows.append(row)
+        table.add_row(
+            name,
+            str(row["steps"]),
+            f"{row['prompt_tokens_mean']:.0f}",
+            f"{row['evaluated_per_step_mean']:.0f}",
+            f"{row['fewer_x']:.2f}",
+            f"{row['step_p50_s']:.2f}",
+            f"{row['faster_x']:.2f}",
+            f"{row['mean_score']:.2f}",
+        )
+    Console().print(table)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"episodes": args.episodes, "wall_s": wall, "rows": rows}, indent=2))
+    Console().print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""The transcript layout: each step's prompt extends the last one, compaction comes in blocks, budgets hold."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+from agents.brains.base import approx_tokens
+from agents.brains.chat_templates import gemma
+from agents.brains.scripted import ScriptedBrain
+from agents.core import Agent, run_episode
+from agents.perception import Perception, PerceptionConfig
+from agents.transcript import Transcript
+from tests.toy_env import ENV_ID
+
+
+def _prompts(rec) -> list[str]:
+    return [gemma(s.messages) for s in rec.steps]
+
+
+def test_each_prompt_extends_the_last_one_by_the_action_taken():
+    env = gym.make(ENV_ID, length=8)
+    agent = Agent(ScriptedBrain(), Perception(PerceptionConfig(budget_tokens=4000)))
+    rec = run_episode(env, agent, seed=0)
+    assert rec.outcome.success and len(rec.steps) >= 4
+    prompts = _prompts(rec)
+    for i in range(1, len(prompts)):
+        prev_reply = prompts[i - 1] + f"{rec.steps[i - 1].raw_output}<end_of_turn>\n"
+        assert prompts[i].startswith(prev_reply), f"step {i} does not extend step {i - 1}"
+    # the task is stated once, in the system turn, not repeated per step
+    assert prompts[-1].count("Task: Find the key") == 1
+
+
+def test_single_layout_rebuilds_one_turn():
+    env = gym.make(ENV_ID, length=8)
+    agent = Agent(ScriptedBrain(), Perception(PerceptionConfig(layout="single")))
+    rec = run_episode(env, agent, seed=0)
+    assert all(len(s.messages) == 2 for s in rec.steps)
+
+
+def test_compaction_happens_in_blocks_and_keeps_the_budget():
+    t = Transcript(approx_tokens, compact_chars=20, low_water=0.5)
+    for i in range(12):
+        t.add(
+            f"Observation:\n{'page text ' * 40} step {i}\n\nAvailable actions:\n- a\n- b\n", f"Action: a{i}", "x" * 400
+        )
+    full = t.tokens
+    assert t.fit(full) is False  # within budget: nothing changes
+    budget = full // 2
+    assert t.fit(budget) is True
+    assert t.tokens <= budget // 2 + 1  # down to the low-water mark, so the next steps append without breaking
+    compacted = [turn.compacted for turn in t.turns]
+    assert compacted[0] and not compacted[-1]
+    assert compacted == sorted(compacted, reverse=True)  # the oldest block, contiguous
+    msgs = t.messages()
+    assert [m["role"] for m in msgs[:2]] == ["user", "assistant"] and msgs[-1]["content"] == "Action: a11"
+    assert t.fit(budget) is False  # the next step fits: the prefix is stable again
+
+
+def test_dropping_marks_what_is_not_shown():
+    t = Transcript(approx_tokens, compact_chars=200)
+    for i in range(30):
+        t.add("o" * 400, f"Action: a{i}", "o" * 400)
+    t.fit(200)
+    assert t.dropped > 0 and t.tokens <= 200 and t.turns
+    assert t.messages()[0]["content"].startswith(f"({t.dropped} earlier steps not shown)")
+
+
+def test_prompt_with_history_stays_within_budget():
+    env = gym.make(ENV_ID, length=8)
+    agent = Agent(ScriptedBrain(), Perception(PerceptionConfig(budget_tokens=260)))
+    rec = run_episode(env, agent, seed=0)
+    for s in rec.steps:
+        assert sum(approx_tokens(m["content"]) for m in s.messages) <= 260 + 8 * len(s.messages)
+
+
+def test_low_water_validated():
+    with pytest.raises(ValueError, match="low_water"):
+        Transcript(approx_tokens, low_water=0.0)
