@@ -5,6 +5,8 @@ observation, so an embedded model's KV cache (reused by longest common prefix) e
 the new turn. When the turns outgrow their share of the prompt budget, the oldest turns are
 compacted (observation cut short, action list dropped) in one block, down to `low_water` of the
 budget, so the prefix breaks once per block rather than at every step as a sliding window would.
+The first turn is compacted last: the first observation often states the problem (a fault tree,
+a repository listing) and, being first, it is also the prefix every later prompt shares.
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ class Transcript:
         self.low_water = low_water
         self.turns: list[Turn] = []
         self.dropped = 0  # oldest turns no longer shown at all
+        self.first_dropped = False
 
     def clear(self) -> None:
         self.turns.clear()
         self.dropped = 0
+        self.first_dropped = False
 
     def add(self, user: str, assistant: str, observation: str) -> None:
         """Append a finished step: the user turn as shown, the reply taken, the raw observation (for the short form)."""
@@ -71,15 +75,20 @@ class Transcript:
             return False
         target = int(budget * self.low_water)
         total = self.tokens
-        for t in self.turns:  # oldest first: compact a block at once
+        order = self.turns[1:] + self.turns[:1]  # oldest first, the first turn last
+        for t in order:  # compact a block at once
             if total <= target:
                 break
             if not t.compacted:
                 total -= t.tokens - t.short_tokens
                 t.compacted = True
-        while self.turns and total > target:  # still too long: drop the oldest compacted turns
+        while len(self.turns) > 1 and total > target:  # still too long: drop the oldest turns after the first
+            total -= self.turns.pop(1).cost
+            self.dropped += 1
+        if total > target and self.turns:
             total -= self.turns.pop(0).cost
             self.dropped += 1
+            self.first_dropped = True
         return True
 
     def messages(self) -> list[Message]:
@@ -87,7 +96,7 @@ class Transcript:
         out: list[Message] = []
         for i, t in enumerate(self.turns):
             user = t.short_user if t.compacted else t.user
-            if i == 0 and self.dropped:
+            if self.dropped and i == (0 if self.first_dropped else 1):
                 user = f"({self.dropped} earlier steps not shown)\n{user}"
             out.append({"role": "user", "content": user})
             out.append({"role": "assistant", "content": t.assistant})

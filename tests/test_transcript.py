@@ -39,7 +39,7 @@ def test_single_layout_rebuilds_one_turn():
 
 
 def test_compaction_happens_in_blocks_and_keeps_the_budget():
-    t = Transcript(approx_tokens, compact_chars=20, low_water=0.5)
+    t = Transcript(approx_tokens, compact_chars=20, low_water=0.8)
     for i in range(12):
         t.add(
             f"Observation:\n{'page text ' * 40} step {i}\n\nAvailable actions:\n- a\n- b\n", f"Action: a{i}", "x" * 400
@@ -48,10 +48,11 @@ def test_compaction_happens_in_blocks_and_keeps_the_budget():
     assert t.fit(full) is False  # within budget: nothing changes
     budget = full // 2
     assert t.fit(budget) is True
-    assert t.tokens <= budget // 2 + 1  # down to the low-water mark, so the next steps append without breaking
+    assert t.tokens <= int(budget * 0.8)  # down to the low-water mark, so the next steps append without breaking
     compacted = [turn.compacted for turn in t.turns]
-    assert compacted[0] and not compacted[-1]
-    assert compacted == sorted(compacted, reverse=True)  # the oldest block, contiguous
+    assert not compacted[0]  # the first turn (often the problem statement) is compacted last
+    assert compacted[1] and not compacted[-1]
+    assert compacted[1:] == sorted(compacted[1:], reverse=True)  # the oldest block after it, contiguous
     msgs = t.messages()
     assert [m["role"] for m in msgs[:2]] == ["user", "assistant"] and msgs[-1]["content"] == "Action: a11"
     assert t.fit(budget) is False  # the next step fits: the prefix is stable again
@@ -61,9 +62,11 @@ def test_dropping_marks_what_is_not_shown():
     t = Transcript(approx_tokens, compact_chars=200)
     for i in range(30):
         t.add("o" * 400, f"Action: a{i}", "o" * 400)
-    t.fit(200)
-    assert t.dropped > 0 and t.tokens <= 200 and t.turns
-    assert t.messages()[0]["content"].startswith(f"({t.dropped} earlier steps not shown)")
+    t.fit(300)
+    assert t.dropped > 0 and t.tokens <= 300 and len(t.turns) >= 2
+    msgs = t.messages()
+    assert not msgs[0]["content"].startswith("(") and t.turns[0].assistant == "Action: a0"  # the first turn stays
+    assert msgs[2]["content"].startswith(f"({t.dropped} earlier steps not shown)")
 
 
 def test_prompt_with_history_stays_within_budget():
