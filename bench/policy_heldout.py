@@ -1,0 +1,116 @@
+"""Held-out success of the embedded policy before and after training:
+`python bench/policy_heldout.py --policy base= --policy sft=runs/sft/adapter.gguf [--webshop N] [--faulttree N]`.
+
+Every policy plays the same held-out goals (WebShop's test split; fault trees' test split), seeds
+fixed, with the main job's agent settings (transcript layout, ranked choice, sampling at the brain's
+temperature), episodes interleaved across policies so machine noise hits them alike. Reports success,
+mean score, steps, and step latency p50 per policy and env; writes
+bench/results/policy_heldout.json and the episodes to bench/results/policy_heldout/<policy>-<env>.jsonl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rich.console import Console  # noqa: E402
+from rich.progress import Progress  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from agents.brains.local import LocalBrain  # noqa: E402
+from agents.core import run_episode  # noqa: E402
+from agents.core.factory import build_agent, make_env  # noqa: E402
+from agents.trajectories.schema import EpisodeRecord  # noqa: E402
+
+ENVS: dict[str, dict[str, Any]] = {
+    "webshop": {"name": "webshop", "id": "agentsim/WebShop-v0", "max_steps": 15, "kwargs": {"split": "test"}},
+    "faulttree": {"name": "faulttree", "id": "agentsim/FaultTree-v0", "max_steps": 40, "kwargs": {"split": "test"}},
+}
+
+
+def parse_policy(text: str) -> tuple[str, str | None]:
+    name, _, adapter = text.partition("=")
+    if not name:
+        raise SystemExit(f"--policy wants name=adapter.gguf (or name= for the base model), got {text!r}")
+    return name, adapter or None
+
+
+def summarize(recs: list[EpisodeRecord]) -> dict[str, float]:
+    lat = [s.latency_s for r in recs for s in r.steps]
+    return {
+        "episodes": len(recs),
+        "success": sum(r.outcome.success for r in recs) / len(recs),
+        "mean_score": 100 * statistics.mean(r.outcome.reward for r in recs),
+        "mean_steps": statistics.mean(len(r.steps) for r in recs),
+        "invalid_rate": sum(r.stats.invalid_actions + r.stats.parse_failures for r in recs) / max(1, len(lat)),
+        "step_p50_s": statistics.median(lat) if lat else 0.0,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--policy", action="append", default=[], help="name=path/to/adapter.gguf; name= is the base model")
+    ap.add_argument("--webshop", type=int, default=100, help="held-out WebShop goals (test split)")
+    ap.add_argument("--faulttree", type=int, default=100, help="held-out fault-tree entries (test split)")
+    ap.add_argument("--temperature", type=float, default=0.7, help="the main job's default (brain.temperature)")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "policy_heldout.json"))
+    args = ap.parse_args()
+    policies = [parse_policy(p) for p in (args.policy or ["base="])]
+    counts = {"webshop": args.webshop, "faulttree": args.faulttree}
+
+    brains = {name: LocalBrain(adapter=adapter, temperature=args.temperature) for name, adapter in policies}
+    agents = {name: build_agent(brain, {}, None) for name, brain in brains.items()}
+    out_dir = Path(args.out).with_suffix("")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records: dict[tuple[str, str], list[EpisodeRecord]] = {}
+    t0 = time.perf_counter()
+    with Progress(console=Console(stderr=True)) as bar:
+        for env_name, n in counts.items():
+            if n <= 0:
+                continue
+            env = make_env(ENVS[env_name])
+            task = bar.add_task(env_name, total=n * len(policies))
+            files = {name: (out_dir / f"{name}-{env_name}.jsonl").open("w") for name in agents}
+            for seed in range(n):
+                for name, agent in agents.items():
+                    rec = run_episode(env, agent, seed=seed)
+                    records.setdefault((name, env_name), []).append(rec)
+                    files[name].write(rec.model_dump_json() + "\n")
+                    files[name].flush()
+                    bar.advance(task)
+            for f in files.values():
+                f.close()
+            env.close()
+
+    table = Table(title=f"Held-out episodes, Gemma 3 270M (temperature {args.temperature}), seeds 0..n-1")
+    for col in ("env", "policy", "episodes", "success", "mean score", "steps", "invalid", "step p50 s"):
+        table.add_column(col, justify="left" if col in ("env", "policy") else "right")
+    rows = []
+    for (name, env_name), recs in records.items():
+        row = {"env": env_name, "policy": name, "adapter": dict(policies)[name], **summarize(recs)}
+        rows.append(row)
+        table.add_row(
+            env_name,
+            name,
+            str(row["episodes"]),
+            f"{100 * row['success']:.1f}%",
+            f"{row['mean_score']:.1f}",
+            f"{row['mean_steps']:.1f}",
+            f"{100 * row['invalid_rate']:.1f}%",
+            f"{row['step_p50_s']:.2f}",
+        )
+    Console().print(table)
+    Path(args.out).write_text(json.dumps({"wall_s": time.perf_counter() - t0, "rows": rows}, indent=2))
+    Console().print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
