@@ -12,7 +12,8 @@ a repository listing) and, being first, it is also the prefix every later prompt
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from agents.brains.base import Message
 
@@ -90,6 +91,14 @@ class Transcript:
             self.dropped += 1
             self.first_dropped = True
         return True
+
+    def save_state(self) -> dict[str, Any]:
+        """Plain data that `load_state` restores exactly (checkpoints of long multi-agent runs)."""
+        return {"turns": [asdict(t) for t in self.turns], "dropped": self.dropped, "first_dropped": self.first_dropped}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.turns = [Turn(**t) for t in state["turns"]]
+        self.dropped, self.first_dropped = int(state["dropped"]), bool(state["first_dropped"])
 
     def messages(self) -> list[Message]:
         """The shown turns as alternating user / assistant messages."""

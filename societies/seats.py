@@ -181,22 +181,16 @@ class BrainSeats:
 
     # -- checkpoints -----------------------------------------------------------------------------
     def state(self) -> dict[int, dict[str, Any]]:
-        """Each seat's agent state (instruction, step, pending feedback, seed, memory) as plain data."""
-        out = {}
-        for i, a in self.agents.items():
-            out[i] = {
-                "instruction": a.instruction,
-                "step": a._step,
-                "feedback": a._feedback,
-                "seed": a.seed,
-                "memory": a.memory.save_state() if a.memory is not None else None,
-            }
-        return out
+        """Each seat's agent state (instruction, step, pending feedback, seed, transcript, memory) as plain data."""
+        return {
+            i: {**a.save_state(), "memory": a.memory.save_state() if a.memory is not None else None}
+            for i, a in self.agents.items()
+        }
 
     def load_state(self, state: dict[int, dict[str, Any]]) -> None:
         for i, s in state.items():
             a = self.agents[i]
-            a.instruction, a._step, a._feedback, a.seed = s["instruction"], s["step"], s["feedback"], s["seed"]
+            a.load_state(s)
             if a.memory is not None and s["memory"] is not None:
                 a.memory.load_state(s["memory"])
 

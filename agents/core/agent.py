@@ -129,6 +129,30 @@ class Agent:
             reply = f"{CHOOSE_PREFIX}{action}"
         self.transcript.add(turn, reply, observation)
 
+    def save_state(self) -> dict[str, Any]:
+        """The episode state between steps as plain data (memory excluded: it has its own `save_state`)."""
+        return {
+            "instruction": self.instruction,
+            "step": self._step,
+            "feedback": self._feedback,
+            "seed": self.seed,
+            "transcript": self.transcript.save_state(),
+        }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore what `save_state` returned, so the next prompt is the one the saved agent would have built."""
+        self.instruction, self._step, self._feedback, self.seed = (
+            state["instruction"],
+            state["step"],
+            state["feedback"],
+            state["seed"],
+        )
+        self._pending = None
+        if "transcript" in state:
+            self.transcript.load_state(state["transcript"])
+        else:
+            self.transcript.clear()
+
     # ------------------------------------------------------------------ deciding
     def _choosing(self, info: dict[str, Any]) -> bool:
         if self.mode == "generate" or self._chooser is None:
