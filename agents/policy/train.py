@@ -7,7 +7,7 @@ scores its prompts (`agents.policy.sft_data`); attach LoRA to the top `lora.laye
 the action tokens only (the 262k-word output layer is most of a step's cost otherwise), take their
 cross-entropy, accumulate, step AdamW with a short warmup and linear decay. Every `eval_every`
 updates: held-out loss and action accuracy (every token of the action predicted, teacher-forced),
-a resumable checkpoint, and `best/` by held-out action accuracy. At the end `best/` is converted to
+a resumable checkpoint, and `best/` by held-out action loss (the brain ranks actions by likelihood). At the end `best/` is converted to
 a llama.cpp adapter (`adapter.gguf`) that `brain.adapter=` serves at llama.cpp speed.
 
 Outputs in ${out}: checkpoint/ (adapter + trainer_state.pt), best/, adapter.gguf, history.json.
@@ -193,9 +193,6 @@ class PolicyTrainer:
         per_epoch = math.ceil(len(train) / cfg.accumulate)
         total = min(cfg.max_updates or per_epoch * cfg.epochs, per_epoch * cfg.epochs)
         warmup = max(1, total // 10)
-        sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, lambda u: min(1.0, (u + 1) / warmup) * max(0.05, 1 - u / max(1, total))
-        )
         state: dict[str, Any] = {"update": 0, "best": -math.inf, "history": []}
         ckpt = self.out / "checkpoint"
         if (ckpt / STATE).exists():
@@ -207,9 +204,14 @@ class PolicyTrainer:
             opt.load_state_dict(saved.pop("optimizer"))
             torch.set_rng_state(saved.pop("torch_rng"))
             state = saved
-            for _ in range(state["update"]):
-                sched.step()
             log.info("resumed at update %d of %d from %s", state["update"], total, ckpt)
+        for group in opt.param_groups:
+            group.setdefault("initial_lr", cfg.lr)
+        sched = torch.optim.lr_scheduler.LambdaLR(  # warmup, then linear decay; resumes where it stopped
+            opt,
+            lambda u: min(1.0, (u + 1) / warmup) * max(0.05, 1 - u / max(1, total)),
+            last_epoch=state["update"] - 1,
+        )
         self.history = state["history"]
         order = [
             i for e in range(cfg.epochs) for i in random.Random(cfg.seed + e).sample(range(len(train)), len(train))
@@ -278,7 +280,9 @@ class PolicyTrainer:
         self.history.append(row)
         state["history"] = self.history
         log.info("update %d: %s", state["update"], {k: round(v, 4) for k, v in row.items()})
-        score = metrics.get("action_acc", 0.0) - 1e-3 * metrics.get("loss", 0.0) if metrics else -train_loss
+        # the brain ranks actions by their mean token log-likelihood, so held-out loss on actions is the
+        # quantity it acts on; greedy action accuracy (every token the argmax) is reported beside it
+        score = -metrics["loss"] if metrics else -train_loss
         if score > state["best"]:
             state["best"] = score
             best = self.out / "best"

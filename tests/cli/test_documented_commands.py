@@ -14,7 +14,7 @@ import yaml
 from agents.config import CollectConfig, RunConfig, validate_config
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = ("agents.run", "agents.collect", "prm.train", "prm.search", "prm.dense", "societies.run")
+MODULES = ("agents.run", "agents.collect", "agents.train", "prm.train", "prm.search", "prm.dense", "societies.run")
 PATTERN = re.compile(r"python -m (" + "|".join(re.escape(m) for m in MODULES) + r")((?: [^#`\n]*)?)")
 
 
@@ -43,6 +43,10 @@ def _validate(module: str, cfg: dict) -> None:
         validate_config(RunConfig, cfg)
     elif module == "agents.collect":
         validate_config(CollectConfig, cfg)
+    elif module == "agents.train":
+        from agents.policy.config import PolicyTrainConfig
+
+        validate_config(PolicyTrainConfig, cfg)
     elif module == "prm.train":
         from prm.config import TrainConfig
 
