@@ -147,6 +147,7 @@ class RunConfig(Strict):
     out: str
     resume: bool = False  # continue a run whose out/ already holds episodes
     keep_messages: bool = True  # store the full prompt of every step in the trajectory
+    keep_token_ids: bool = True  # store each step's prompt/output token ids and logprobs (about doubles the file)
     carry_memory: bool | None = None  # memory state passes between episodes; None = yes for reflective/facts
     remote: RemoteConfig = Field(default_factory=RemoteConfig)
     progress: bool = True

@@ -55,7 +55,7 @@ def test_parse_failure_is_fed_back_and_counted():
     rec = run_episode(make(), Agent(brain, mode="generate"), seed=0, max_steps=3)
     first, second = rec.steps[0], rec.steps[1]
     assert first.action is None and "no line starting with 'Action:'" in first.parse_error
-    assert "Feedback on your last reply" in brain.seen[1][1]["content"]  # the model is told what was wrong
+    assert "Feedback on your last reply" in brain.seen[1][-1]["content"]  # the model is told what was wrong
     assert second.action == "move[up]" and "not possible" in second.env_error  # env rejected it, said so
     assert rec.stats.parse_failures == 2 and rec.stats.invalid_actions == 1  # 3rd reply "nothing" fails too
     assert rec.outcome.truncated and rec.outcome.truncation_reason == "max_steps"

@@ -56,6 +56,12 @@ class BrainOutput:
     candidates: list[CandidateScore] | None = None  # set by `choose`
     finish_reason: str | None = None
     model: str = ""
+    # Token-in/token-out for RL trainers (None where the backend cannot say). The ids the model was
+    # conditioned on and the ids of its output, so a trainer never re-tokenizes text: detokenized,
+    # prompt_token_ids + output_token_ids give the prompt and the output as the brain scored them.
+    prompt_token_ids: list[int] | None = None
+    output_token_ids: list[int] | None = None
+    output_logprobs: list[float] | None = None  # log p of each output token given everything before it
 
 
 class BrainError(RuntimeError):

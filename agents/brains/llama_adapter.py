@@ -19,7 +19,9 @@ from __future__ import annotations
 import ctypes
 import importlib
 import logging
+from collections import deque
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,6 +45,8 @@ REQUIRED_INTERNALS: list[tuple[str, str]] = [
     ("llama_cpp", "llama_batch.n_tokens"),
     ("llama_cpp", "llama_context_params.n_seq_max"),
     ("llama_cpp", "llama_context_params.kv_unified"),
+    ("llama_cpp", "llama_set_adapters_lora"),
+    ("llama_cpp", "llama_adapter_lora_p_ctypes"),
     ("llama_cpp._internals", "LlamaContext"),
     ("llama_cpp._internals", "LlamaContext.decode"),
     ("llama_cpp._internals", "LlamaContext.close"),
@@ -53,7 +57,16 @@ REQUIRED_INTERNALS: list[tuple[str, str]] = [
     ("llama_cpp._internals", "LlamaBatch.set_batch"),
 ]
 # Attributes of a live `Llama` instance the adapter uses (set in `Llama.__init__`, so not checkable on the class).
-REQUIRED_INSTANCE_ATTRS: list[str] = ["_ctx", "_batch", "_model", "context_params", "input_ids", "n_tokens", "n_batch"]
+REQUIRED_INSTANCE_ATTRS: list[str] = [
+    "_ctx",
+    "_batch",
+    "_model",
+    "_lora_adapter",
+    "context_params",
+    "input_ids",
+    "n_tokens",
+    "n_batch",
+]
 
 
 def missing_internals() -> list[str]:
@@ -112,10 +125,13 @@ def _fail_if_missing(missing: list[str]) -> None:
 _LEVELS = {0: "none", 1: "debug", 2: "info", 3: "warn", 4: "error"}  # enum ggml_log_level (5 = continue the line)
 _callback: Any = None  # the ctypes callback must outlive every call llama.cpp makes to it
 _pending: list[str] = []
+_errors: deque[str] = deque(maxlen=4)  # llama.cpp's last error lines, kept at any log level to explain a failure
 
 
 def _on_native_log(level: int, text: bytes | None, user_data: Any) -> None:
     """Collect llama.cpp's log fragments into lines and hand them to Python logging at DEBUG."""
+    if text and level == 4:
+        _errors.append(text.decode("utf-8", errors="replace").strip())
     if not text or not native_log.isEnabledFor(logging.DEBUG):
         return
     _pending.append(text.decode("utf-8", errors="replace"))
@@ -143,17 +159,47 @@ class LlamaRuntime:
     attribute access goes through the methods below.
     """
 
-    def __init__(self, path: str, *, n_ctx: int, n_threads: int, seed: int, n_seq: int) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        n_ctx: int,
+        n_threads: int,
+        seed: int,
+        n_seq: int,
+        adapter: str | None = None,
+        adapter_scale: float = 1.0,
+    ) -> None:
         try:
             import llama_cpp
         except ImportError as e:
             raise BrainError(f"brain=local needs llama-cpp-python: pip install '{declared_requirement()}'") from e
         _fail_if_missing(missing_internals())
         route_native_logs()
-        self.llm = llama_cpp.Llama(
-            model_path=path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, logits_all=False, verbose=False
-        )
+        self.adapter, self.adapter_scale = _check_adapter_file(adapter), adapter_scale
+        _errors.clear()
+        try:
+            self.llm = llama_cpp.Llama(
+                model_path=path,
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                seed=seed,
+                logits_all=False,
+                verbose=False,
+                lora_path=self.adapter,
+                lora_scale=adapter_scale,
+            )
+        except RuntimeError as e:
+            if self.adapter is None:
+                raise
+            raise self._adapter_error(path) from e
         _fail_if_missing(missing_instance_attrs(self.llm))
+        if self.adapter is not None and not self.llm._lora_adapter:
+            # llama-cpp-python 0.3.36 tests the returned pointer with `is None`, but ctypes hands back a NULL
+            # pointer object: a file llama.cpp refused would pass silently, a NULL adapter set on the context
+            self.llm._lora_adapter = None
+            self.llm.close()
+            raise self._adapter_error(path)
         self.n_vocab: int = self.llm.n_vocab()
         self.n_seq = self._multi_sequence_context(n_seq)
 
@@ -178,10 +224,32 @@ class LlamaRuntime:
         except ValueError:
             log.warning("llama.cpp refused a %d-sequence context; scoring candidates one by one", n_seq)
             return 1
+        self._apply_adapter(ctx)
         old, self.llm._ctx = self.llm._ctx, ctx
         old.close()
         self.llm.n_tokens = 0
         return int(params.n_seq_max)
+
+    def _adapter_error(self, path: str) -> BrainError:
+        """What went wrong, in llama.cpp's own words (its log lines go nowhere below DEBUG), and the fix."""
+        reason = "; ".join(_errors) or "no reason logged"
+        return BrainError(
+            f"llama.cpp could not load the LoRA adapter {self.adapter} onto {path} ({reason}); brain.adapter takes a "
+            "llama.cpp LoRA GGUF for this base model, built with: python -m agents.policy.gguf_adapter <peft_dir> <out.gguf>"
+        )
+
+    def _apply_adapter(self, ctx: Any) -> None:
+        """Put the LoRA adapter `Llama` loaded on a context we built: adapters belong to a context, not the model."""
+        adapter: Any = self.llm._lora_adapter  # a ctypes pointer; NULL when llama.cpp refused the file
+        if not adapter:
+            return
+        import llama_cpp
+
+        adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(adapter)
+        scales = (ctypes.c_float * 1)(self.adapter_scale)
+        if llama_cpp.llama_set_adapters_lora(ctx.ctx, adapters, 1, scales):
+            ctx.close()
+            raise BrainError(f"llama.cpp refused to apply the LoRA adapter {self.adapter} to the scoring context")
 
     # -- sizes and state ---------------------------------------------------------------------
     @property
@@ -202,8 +270,11 @@ class LlamaRuntime:
         """A copy of the logits after the last evaluated token (one row of n_vocab)."""
         return np.ctypeslib.as_array(self.llm._ctx.get_logits_ith(-1), shape=(self.n_vocab,)).copy()
 
+    prompt_tokens_evaluated: int = 0  # prompt tokens decoded (after KV reuse): the cost a prompt layout controls
+
     def eval_after(self, keep: int, tokens: Sequence[int]) -> np.ndarray:
         """Keep the first `keep` cached tokens, evaluate `tokens` after them; return the last position's logits."""
+        self.prompt_tokens_evaluated += len(tokens)
         self.llm.n_tokens = keep
         self.llm.eval(list(tokens))  # removes stale KV after `keep`, decodes the rest
         return self.last_logits()
@@ -249,6 +320,24 @@ class LlamaRuntime:
         total = int(b.n_tokens)
         ctx.decode(self.llm._batch)
         return np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx.ctx), shape=(total, self.n_vocab))
+
+
+def _check_adapter_file(adapter: str | None) -> str | None:
+    """The adapter path if it is a file; else a BrainError that says how to build one."""
+    if adapter is None:
+        return None
+    p = Path(adapter).expanduser()
+    if p.is_file():
+        return str(p)
+    build = "python -m agents.policy.gguf_adapter <peft_dir> <out.gguf>"
+    if p.is_dir() and (p / "adapter_config.json").exists():
+        raise BrainError(
+            f"brain.adapter={adapter} is a PEFT adapter folder; llama.cpp needs a GGUF LoRA: {build.replace('<peft_dir>', str(p))}"
+        )
+    raise BrainError(
+        f"LoRA adapter file {p} does not exist; brain.adapter takes a llama.cpp LoRA GGUF, built from a "
+        f"peft save_pretrained() folder with: {build}"
+    )
 
 
 def max_parallel_sequences() -> int:

@@ -43,6 +43,9 @@ def _log_softmax_rows(rows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     return r[np.arange(len(tokens)), tokens] - lse
 
 
+_NO_TOKENS = np.zeros(0, dtype=np.float64)  # the per-token logprobs of an empty continuation
+
+
 def _log_softmax_at(logits: np.ndarray, token: int) -> float:
     """log p(token | logits) for one row."""
     m = float(logits.max())
@@ -66,15 +69,25 @@ class LocalBrain:
         seed: int = 0,
         chat_template: str | None = None,
         n_seq: int = 16,
+        adapter: str | None = None,
+        adapter_scale: float = 1.0,
     ) -> None:
+        """`adapter`: a llama.cpp LoRA GGUF (from `python -m agents.policy.gguf_adapter`) applied at `adapter_scale`."""
         if score not in ("mean", "sum"):
             raise ValueError(f"score must be 'mean' or 'sum', got {score!r}")
         self.path = str(model_path(model))
         self.model = model
         self.temperature, self.max_tokens, self.score, self.seed = temperature, max_tokens, score, seed
         self.runtime = LlamaRuntime(
-            self.path, n_ctx=n_ctx, n_threads=n_threads or os.cpu_count() or 1, seed=seed, n_seq=n_seq
+            self.path,
+            n_ctx=n_ctx,
+            n_threads=n_threads or os.cpu_count() or 1,
+            seed=seed,
+            n_seq=n_seq,
+            adapter=adapter,
+            adapter_scale=adapter_scale,
         )
+        self.adapter = self.runtime.adapter  # the LoRA GGUF in use, or None
         self.llm = self.runtime.llm  # the public `Llama` object: tokenizer, generation, metadata
         self.n_seq = self.runtime.n_seq
         arch = str(self.llm.metadata.get("general.architecture", ""))
@@ -88,6 +101,10 @@ class LocalBrain:
     def tokenize(self, text: str) -> list[int]:
         """Model tokens of `text`, special tokens (turn markers) parsed, no BOS added."""
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def detokenize(self, tokens: list[int]) -> str:
+        """The text of `tokens`, special tokens (turn markers) written out: the inverse of `tokenize`."""
+        return self.llm.detokenize(tokens, special=True).decode("utf-8", errors="replace")
 
     def count_tokens(self, text: str) -> int:
         """Exact token count with the model's tokenizer (for perception budgets)."""
@@ -119,13 +136,12 @@ class LocalBrain:
 
     def _score_continuation(
         self, ctx_len: int, ctx_logits: np.ndarray, tokens: list[int], score_from: int
-    ) -> tuple[float, int]:
-        """Sum of logprobs of tokens[score_from:], where `tokens` follows the `ctx_len` cached tokens."""
+    ) -> np.ndarray:
+        """Logprob of each of tokens[score_from:], where `tokens` follows the `ctx_len` cached tokens."""
         rt = self.runtime
-        total, n = 0.0, 0
+        lps: list[float] = []
         if score_from == 0:
-            total += _log_softmax_at(ctx_logits, tokens[0])
-            n += 1
+            lps.append(_log_softmax_at(ctx_logits, tokens[0]))
         if len(tokens) > 1:
             self._check_fits(ctx_len + len(tokens))
             feed = tokens[:-1]
@@ -135,21 +151,20 @@ class LocalBrain:
                 for i in range(len(part)):
                     j = start + i + 1  # the token predicted by row i
                     if j >= score_from:
-                        total += _log_softmax_at(rows[i], tokens[j])
-                        n += 1
+                        lps.append(_log_softmax_at(rows[i], tokens[j]))
             rt.forget_after(ctx_len)  # roll the candidate back off the cache
-        return total, n
+        return np.asarray(lps, dtype=np.float64)
 
     def _score_batched(
         self, ctx_len: int, ctx_logits: np.ndarray, conts: list[tuple[list[int], int]]
-    ) -> list[tuple[float, int]]:
-        """Score many continuations of the cached context in as few decodes as fit, one sequence each."""
+    ) -> list[np.ndarray]:
+        """Per-token logprobs of many continuations of the cached context, in as few decodes as fit, one sequence each."""
         rt = self.runtime
-        results: list[tuple[float, int]] = [(0.0, 0)] * len(conts)
+        results: list[np.ndarray] = [_NO_TOKENS] * len(conts)
         pending = [i for i, (toks, _) in enumerate(conts) if len(toks) > 1]
         for i, (toks, start) in enumerate(conts):  # the first token is predicted by the context's own logits
             if start == 0:
-                results[i] = (_log_softmax_at(ctx_logits, toks[0]), 1)
+                results[i] = np.array([_log_softmax_at(ctx_logits, toks[0])])
         self._check_fits(ctx_len + sum(len(conts[i][0]) for i in pending))
         while pending:
             group: list[int] = []
@@ -169,12 +184,29 @@ class LocalBrain:
                 n = len(toks) - 1
                 lp = _log_softmax_rows(rows[row : row + n], np.asarray(toks[1:]))
                 keep = lp[max(0, start - 1) :]  # row r predicts token r+1
-                prev, pn = results[i]
-                results[i] = (prev + float(keep.sum()), pn + len(keep))
+                results[i] = np.concatenate((results[i], keep)) if len(results[i]) else keep
                 row += n
             for seq in range(1, len(group) + 1):
                 rt.drop_sequence(seq)
         return results
+
+    def _score_tokens(self, tokens: list[int], start: int) -> list[float] | None:
+        """Logprob of each of tokens[start:] given all tokens before it, on top of the KV cache.
+
+        Re-scores an output whose ids llama.cpp's generation does not report (a slot fill, free
+        text). None when there is nothing to condition on or the tokens overflow the context.
+        """
+        if start >= len(tokens):
+            return []
+        if start == 0 or len(tokens) >= self.runtime.n_ctx:
+            return None
+        ctx_logits = self._eval_context(tokens[:start])
+        cont = (tokens[start:], 0)
+        if self.n_seq > 1:
+            lps = self._score_batched(start, ctx_logits, [cont])[0]
+        else:
+            lps = self._score_continuation(start, ctx_logits, *cont)
+        return [float(x) for x in lps]
 
     # ------------------------------------------------------------------ ranking
     def _choose_locked(
@@ -201,13 +233,13 @@ class LocalBrain:
             scored = self._score_batched(m, ctx_logits, [conts[i] for i in scorable])
         else:
             scored = [self._score_continuation(m, ctx_logits, *conts[i]) for i in scorable]
-        by_index = dict(zip(scorable, scored))
+        by_index = dict(zip(scorable, scored))  # candidate -> its own tokens' logprobs
         scores: list[CandidateScore] = []
         for i, c in enumerate(candidates):
             if i not in by_index:
                 scores.append(CandidateScore(c, -1e9, 0, -1e9))  # nothing to score: never preferred
                 continue
-            lp, n = by_index[i]
+            lp, n = float(by_index[i].sum()), len(by_index[i])
             score = lp / max(1, n) if self.score == "mean" else lp
             scores.append(CandidateScore(c, lp, n, score))
         vals = np.array([s.score for s in scores], dtype=np.float64)
@@ -220,9 +252,19 @@ class LocalBrain:
             idx = int(vals.argmax())
         chosen = candidates[idx]
         tokens_out = 0
+        # token-in/token-out: the chosen candidate's tokenization split where its own tokens start
+        # (the prompt ids the KV cache held before them), and the logprobs its ranking computed
+        own = owns[idx]
+        prompt_ids, output_ids = fulls[idx][:own], fulls[idx][own:]
+        output_lps: list[float] | None = [float(x) for x in by_index.get(idx, _NO_TOKENS)]
         if SLOT in chosen:
             filled, tokens_out = self._fill_slot(head + sep, chosen, temperature, seed)
             chosen = filled
+            # the filled action's ids (template head + generated text + tail), re-scored in one decode
+            full = self.tokenize(head + sep + filled)
+            own = common_prefix(base, full)
+            prompt_ids, output_ids = full[:own], full[own:]
+            output_lps = self._score_tokens(full, own)
         tokens_in = len(base) + sum(max(0, len(f) - m) for f in fulls)
         return BrainOutput(
             text=prefix + chosen,
@@ -233,6 +275,9 @@ class LocalBrain:
             model=self.model,
             logprobs=None,
             finish_reason="choice",
+            prompt_token_ids=prompt_ids,
+            output_token_ids=output_ids,
+            output_logprobs=output_lps,
         )
 
     def _fill_slot(self, head: str, template: str, temperature: float, seed: int | None) -> tuple[str, int]:
@@ -314,14 +359,23 @@ class LocalBrain:
                 ),
             )
             self._last_logits = None
+            # llama.cpp's completion reports text, not ids (and logprobs only with logits for every
+            # position, which would cost n_ctx x n_vocab floats): the generated text's ids are
+            # re-scored after the prompt's in one decode
+            generated = out["choices"][0]["text"]
+            output_ids = self.tokenize(generated)
+            output_lps = self._score_tokens(tokens + output_ids, len(tokens))
         usage = out["usage"]
         return BrainOutput(
-            text=out["choices"][0]["text"].strip(),
+            text=generated.strip(),
             tokens_in=int(usage["prompt_tokens"]),
             tokens_out=int(usage["completion_tokens"]),
             latency_s=time.perf_counter() - t0,
             finish_reason=out["choices"][0].get("finish_reason"),
             model=self.model,
+            prompt_token_ids=tokens,
+            output_token_ids=output_ids,
+            output_logprobs=output_lps,
         )
 
     async def acomplete(self, messages: list[Message], **kw: Any) -> BrainOutput:

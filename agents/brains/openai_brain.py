@@ -3,10 +3,19 @@
 Retries with exponential backoff on 429 / 5xx / connection errors and timeouts are the SDK's
 own (`max_retries`, `timeout_s`); what they cannot fix becomes a `BrainError` that names the
 URL and says what to do.
+
+Token-in/token-out: `logprobs=true` asks for per-token logprobs (`output_logprobs`);
+`return_token_ids=true` also asks for token ids with extras only some servers know (vLLM's
+`return_token_ids` -> `prompt_token_ids` and `choices[].token_ids`, and its
+`return_tokens_as_token_ids`). Ids are read wherever the server puts them: vLLM's fields,
+llama.cpp's C++ `llama-server` (`id` on every logprobs entry), or vLLM's `token_id:<n>` strings.
+Both are off by default: OpenAI itself rejects unknown parameters, and llama.cpp servers only
+give logprobs for models loaded with `logits_all`. What a server does not return is None.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import Any
@@ -18,6 +27,8 @@ import openai
 from agents.brains.base import BrainError, BrainOutput, Message, ToolCall, approx_tokens
 from envs.server.config import is_loopback
 
+log = logging.getLogger(__name__)
+
 LOCAL_SERVER_HINT = (
     "start a local one with: python -m llama_cpp.server --model $(python -m agents.brains.model_files) "
     "--host 127.0.0.1 --port 8000   and pass brain.base_url=http://127.0.0.1:8000/v1"
@@ -27,6 +38,40 @@ LOCAL_SERVER_HINT = (
 def _is_loopback(url: str) -> bool:
     """Whether the endpoint is on this machine (local servers need no API key)."""
     return is_loopback(urlparse(url).hostname or "")
+
+
+def _int_list(value: Any) -> list[int] | None:
+    """`value` as a list of token ids, or None unless it is a list of integers."""
+    if isinstance(value, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in value):
+        return list(value)
+    return None
+
+
+def _extra(obj: Any, key: str) -> Any:
+    """A field the SDK's models do not declare (server extras), or None."""
+    extra = getattr(obj, "model_extra", None) or {}
+    return extra.get(key, getattr(obj, key, None))
+
+
+def response_token_ids(resp: Any) -> tuple[list[int] | None, list[int] | None]:
+    """(prompt ids, output ids) from a chat completion, wherever the server put them; None where absent.
+
+    Prompt ids: vLLM's `prompt_token_ids` (with `return_token_ids`). Output ids, first found of:
+    vLLM's `choices[0].token_ids`; an `id` on every logprobs entry (llama.cpp's C++ llama-server);
+    vLLM's `token_id:<n>` logprob tokens (`return_tokens_as_token_ids`).
+    """
+    prompt_ids = _int_list(_extra(resp, "prompt_token_ids"))
+    choice = resp.choices[0]
+    output_ids = _int_list(_extra(choice, "token_ids"))
+    content = getattr(getattr(choice, "logprobs", None), "content", None) or []
+    if output_ids is None and content:
+        output_ids = _int_list([_extra(t, "id") for t in content])
+    if output_ids is None and content and all(str(t.token).startswith("token_id:") for t in content):
+        try:
+            output_ids = [int(str(t.token).removeprefix("token_id:")) for t in content]
+        except ValueError:
+            output_ids = None
+    return prompt_ids, output_ids
 
 
 class OpenAIBrain:
@@ -46,6 +91,7 @@ class OpenAIBrain:
         max_retries: int = 4,
         logprobs: bool = False,
         tool_choice: Any = "auto",
+        return_token_ids: bool = False,
     ) -> None:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
@@ -55,6 +101,8 @@ class OpenAIBrain:
         self.base_url, self.model = base_url.rstrip("/"), model
         self.temperature, self.max_tokens, self.logprobs = temperature, max_tokens, logprobs
         self.tool_choice = tool_choice  # "auto" | "required" | a tool name (forced)
+        self.return_token_ids = return_token_ids
+        self._warned_no_ids = False
         timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
         self._kw: dict[str, Any] = {
             "base_url": self.base_url,
@@ -108,6 +156,11 @@ class OpenAIBrain:
         if self.logprobs:
             req["logprobs"] = True
             req["top_logprobs"] = 1  # some servers (llama.cpp's) return none without it
+        if self.return_token_ids:  # vLLM extras; servers that ignore unknown fields just answer without ids
+            extra: dict[str, Any] = {"return_token_ids": True}
+            if self.logprobs:
+                extra["return_tokens_as_token_ids"] = True
+            req["extra_body"] = extra
         return req
 
     def _error(self, e: Exception) -> BrainError:
@@ -146,6 +199,13 @@ class OpenAIBrain:
         lps = None
         if getattr(choice, "logprobs", None) is not None and choice.logprobs.content:
             lps = [float(t.logprob) for t in choice.logprobs.content]
+        prompt_ids, output_ids = response_token_ids(resp)
+        if self.return_token_ids and output_ids is None and not self._warned_no_ids:
+            self._warned_no_ids = True
+            log.warning(
+                "%s returned no token ids for return_token_ids (recent vLLM does); steps record none",
+                self.base_url,
+            )
         usage = resp.usage
         text = msg.content or ""
         return BrainOutput(
@@ -157,6 +217,9 @@ class OpenAIBrain:
             logprobs=lps,
             finish_reason=choice.finish_reason,
             model=getattr(resp, "model", None) or self.model,
+            prompt_token_ids=prompt_ids,
+            output_token_ids=output_ids,
+            output_logprobs=lps if output_ids is None or lps is None or len(lps) == len(output_ids) else None,
         )
 
     _FAIL = (openai.OpenAIError, ValueError, TypeError)

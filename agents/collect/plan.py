@@ -30,6 +30,7 @@ VOLATILE = (
     "log_level",
     "resume",
     "keep_messages",
+    "keep_token_ids",
 )
 
 

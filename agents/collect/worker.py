@@ -150,6 +150,7 @@ class EpisodeWorker:
                 episode_id=episode_id(self.env_name, seed),
                 config_hash=self.config_hash,
                 keep_messages=cfg.keep_messages,
+                keep_token_ids=cfg.keep_token_ids,
                 success_threshold=cfg.env.success_threshold,
             )
         finally:

@@ -14,7 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from agents.brains.base import EnvBoundBrain
+from agents.brains.base import BrainOutput, EnvBoundBrain
 from agents.core.agent import Agent, Decision
 from agents.trajectories.schema import CandidateRecord, EpisodeRecord, EpisodeStats, Outcome, StepRecord
 from envs.capabilities import AsyncEnv
@@ -92,6 +92,7 @@ class EpisodeRunner:
         episode_id: str | None = None,
         config_hash: str = "",
         keep_messages: bool = True,
+        keep_token_ids: bool = True,
         reset_options: dict[str, Any] | None = None,
         success_threshold: float = 1.0,
     ) -> None:
@@ -100,7 +101,7 @@ class EpisodeRunner:
         self.env_name = env_name or (env.spec.id if env.spec else type(env).__name__)
         self.env_kwargs = env_kwargs or {}
         self.episode_id = episode_id or f"{self.env_name}-{seed}"
-        self.config_hash, self.keep_messages = config_hash, keep_messages
+        self.config_hash, self.keep_messages, self.keep_token_ids = config_hash, keep_messages, keep_token_ids
         self.reset_options = reset_options
         self.success_threshold = success_threshold
         self.steps: list[StepRecord] = []
@@ -140,6 +141,7 @@ class EpisodeRunner:
             latency_s=out.latency_s,
             logprobs=out.logprobs,
             candidates=candidates,
+            **(self._token_ids(out) if self.keep_token_ids else {}),
             memory_context=decision.percept.memory_context or None,
         )
         if env_result is None:
@@ -170,6 +172,15 @@ class EpisodeRunner:
             )
         elif len(self.steps) >= self.max_steps:
             self._cut("max_steps")
+
+    @staticmethod
+    def _token_ids(out: BrainOutput) -> dict[str, Any]:
+        """The brain's token-in/token-out (prompt ids, output ids, their logprobs), as step fields."""
+        return dict(
+            prompt_token_ids=out.prompt_token_ids,
+            output_token_ids=out.output_token_ids,
+            output_logprobs=out.output_logprobs,
+        )
 
     def _cut(self, reason: str) -> None:
         self.done, self.truncated, self.truncation_reason = True, True, reason

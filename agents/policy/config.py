@@ -13,7 +13,7 @@ class LoraSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     r: int = Field(default=16, ge=1)
-    alpha: float = Field(default=32.0, gt=0)
+    alpha: int = Field(default=32, gt=0)
     dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
     # adapt only the top `layers` decoder layers (0 = all): backward then stops there, which is most of the saving on CPU
     layers: int = Field(default=8, ge=0)

@@ -2,6 +2,11 @@
 
 Parquet and `datasets` exports keep the full episode as a JSON column (`record`) next to
 flat columns, so they round-trip losslessly back to `EpisodeRecord`s.
+
+Token-in/token-out: where a step holds the brain's token ids (`prompt_token_ids`,
+`output_token_ids`, `output_logprobs`), every export carries them: on the AgentGym gpt turn of
+that step, as step-row columns, and inside `record`. A trainer takes them as they are instead
+of re-tokenizing the text (which can split differently than the model did).
 """
 
 from __future__ import annotations
@@ -11,7 +16,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agents.trajectories.schema import EpisodeRecord
+from agents.trajectories.schema import EpisodeRecord, StepRecord
+
+TOKEN_FIELDS = ("prompt_token_ids", "output_token_ids", "output_logprobs")
+
+
+def token_fields(step: StepRecord) -> dict[str, Any]:
+    """The step's token-in/token-out fields that are set (empty when the brain reported none)."""
+    return {k: v for k in TOKEN_FIELDS if (v := getattr(step, k)) is not None}
+
 
 # ---------------------------------------------------------------- AgentGym conversations
 
@@ -21,6 +34,7 @@ def to_agentgym(episode: EpisodeRecord) -> dict[str, Any]:
 
     The first step's prompt (system + user) becomes the first human turn; each model output is a
     gpt turn (loss=True); each following observation (or parse feedback) is a human turn.
+    A gpt turn also carries its step's token ids and logprobs when the step has them.
     """
     conv: list[dict[str, Any]] = []
     first = episode.steps[0].messages if episode.steps and episode.steps[0].messages else None
@@ -30,7 +44,7 @@ def to_agentgym(episode: EpisodeRecord) -> dict[str, Any]:
         head = "\n\n".join(x for x in (episode.instruction, episode.initial_observation) if x)
     conv.append({"from": "human", "loss": None, "value": head})
     for i, step in enumerate(episode.steps):
-        conv.append({"from": "gpt", "loss": True, "value": step.raw_output})
+        conv.append({"from": "gpt", "loss": True, "value": step.raw_output, **token_fields(step)})
         if i < len(episode.steps) - 1:
             conv.append({"from": "human", "loss": None, "value": step.observation})
     return {
@@ -100,6 +114,7 @@ def step_rows(episodes: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
                     "valid": s.parse_error is None and s.env_error is None,
                     "prm_score": s.prm_score,
                     "outcome_reward": ep.outcome.reward,
+                    **{k: getattr(s, k) for k in TOKEN_FIELDS},
                 }
             )
     return rows

@@ -2,7 +2,8 @@
 
 One `EpisodeRecord` per JSONL line. Everything a trainer, a PRM or an analyst needs is here:
 the prompt sent at each step, the raw model output, the parsed action, what the env answered,
-tokens, latency, logprobs, and room for per-step PRM scores.
+tokens, latency, logprobs, the prompt's and the output's token ids (token-in/token-out for RL),
+and room for per-step PRM scores. Fields added later are optional, so older files still load.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ class StepRecord(BaseModel):
     tokens_out: int = 0
     latency_s: float = 0.0
     logprobs: list[float] | None = None
+    # token-in/token-out (brain-reported; None when the brain cannot say or the run keeps no ids):
+    # the exact ids the model was conditioned on and produced, so a trainer never re-tokenizes
+    prompt_token_ids: list[int] | None = None
+    output_token_ids: list[int] | None = None
+    output_logprobs: list[float] | None = None  # one per output token
     candidates: list[CandidateRecord] | None = None
     memory_context: str | None = None  # what memory injected into this step's prompt
     prm_score: float | None = None  # PRM promise Q(s_t, a_t): predicted final outcome after this step
