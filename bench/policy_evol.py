@@ -38,6 +38,8 @@ def main() -> None:
     ap.add_argument("--seed-base", type=int, default=5000, help="first exploration seed (expert data used 0..)")
     ap.add_argument("--temperature", type=float, default=1.0)
     ap.add_argument("--max-updates", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (1 on a busy machine)")
+    ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--out", default="runs/evol")
     ap.add_argument("--results", default=str(ROOT / "bench" / "results" / "policy_evol.json"))
     args = ap.parse_args()
@@ -75,7 +77,8 @@ def main() -> None:
                 "max_updates": args.max_updates,
                 "eval_every": max(1, args.max_updates // 2),
                 "accumulate": 4,
-                "threads": None,
+                "threads": args.threads,
+                "lr": args.lr,
                 "progress": False,
             },
             console,
