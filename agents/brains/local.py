@@ -21,7 +21,7 @@ import numpy as np
 from agents.brains.base import BrainError, BrainOutput, CandidateScore, Message
 from agents.brains.chat_templates import TEMPLATES, template_for
 from agents.brains.llama_adapter import LlamaRuntime
-from agents.brains.model_files import model_path
+from agents.brains.model_files import adapter_path, model_path
 from envs.contract import SLOT
 
 
@@ -72,7 +72,8 @@ class LocalBrain:
         adapter: str | None = None,
         adapter_scale: float = 1.0,
     ) -> None:
-        """`adapter`: a llama.cpp LoRA GGUF (from `python -m agents.policy.gguf_adapter`) applied at `adapter_scale`."""
+        """`adapter`: a llama.cpp LoRA GGUF (from `python -m agents.policy.gguf_adapter`) or a shipped adapter's
+        name (`model_files.KNOWN_ADAPTERS`), applied at `adapter_scale`."""
         if score not in ("mean", "sum"):
             raise ValueError(f"score must be 'mean' or 'sum', got {score!r}")
         self.path = str(model_path(model))
@@ -84,7 +85,7 @@ class LocalBrain:
             n_threads=n_threads or os.cpu_count() or 1,
             seed=seed,
             n_seq=n_seq,
-            adapter=adapter,
+            adapter=adapter_path(adapter, model),
             adapter_scale=adapter_scale,
         )
         self.adapter = self.runtime.adapter  # the LoRA GGUF in use, or None

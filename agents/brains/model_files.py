@@ -71,6 +71,30 @@ def _smollm_path() -> Path:
     return files[0]
 
 
+ADAPTER_DIR = Path(__file__).parent / "adapters"
+# adapters shipped with the package: name -> (base model, what it is); docs/policy.md says how each was built
+KNOWN_ADAPTERS = {
+    "agentsim-sft": ("gemma3-270m", "LoRA behaviour-cloned on WebShop + fault-tree expert trajectories"),
+}
+
+
+def adapter_path(adapter: str | None, model: str) -> str | None:
+    """Resolve `brain.adapter`: a shipped adapter's name (see KNOWN_ADAPTERS), a path, or None.
+
+    A shipped adapter belongs to one base model; with another model it is left out (with a warning),
+    so `brain.model=smollm2-135m` keeps working under the default config. A path is used as given.
+    """
+    if adapter is None or adapter in ("", "none"):
+        return None
+    if adapter in KNOWN_ADAPTERS:
+        base, _ = KNOWN_ADAPTERS[adapter]
+        if model != base:
+            log.warning("adapter %s was trained for %s, not %s: running %s without it", adapter, base, model, model)
+            return None
+        return str(ADAPTER_DIR / f"{adapter}.gguf")
+    return adapter
+
+
 def model_path(name: str) -> Path:
     """Resolve a model name (see KNOWN_MODELS) or a path to a .gguf file."""
     if name == "gemma3-270m":
