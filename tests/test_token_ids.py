@@ -70,8 +70,10 @@ def check_invariant(brain: LocalBrain, out: BrainOutput, text: str) -> None:
     assert p is not None and o is not None and lps is not None
     assert o and len(lps) == len(o) and all(lp <= 0 for lp in lps)
     assert brain.detokenize(p + o) == text
-    # float noise only: batched vs one-token kernels and KV layout (~1-2%); a wrong id or position is off by nats
-    np.testing.assert_allclose(lps, rescore(brain, p + o, len(p)), rtol=0.03, atol=0.05)
+    # float noise only: batched vs one-token kernels and KV layout (usually ~1-2%; llama.cpp quantizes activations
+    # on its batched Q4 path, which moved one first-token logprob by 0.26 nats in CI); a wrong id or position is
+    # off by nats
+    np.testing.assert_allclose(lps, rescore(brain, p + o, len(p)), rtol=0.05, atol=0.3)
 
 
 # ---------------------------------------------------------------- the embedded brain

@@ -218,7 +218,8 @@ def test_llama_cpp_logit_change_matches_transformers(built, local_brain, adapted
     assert r > 0.95, f"Pearson r of the logit changes {r:.3f}"
     big = np.argsort(-np.abs(hf_delta))[:1000]  # the tokens the adapter moves most go the same way
     assert np.mean(np.sign(llama_delta[big]) == np.sign(hf_delta[big])) > 0.95
-    assert np.abs(llama_delta).mean() == pytest.approx(np.abs(hf_delta).mean(), rel=0.15)  # same scale (alpha/r)
+    # same scale (alpha/r): a wrong scale would be off by 2x or more; Q4 vs float32 bases move it by up to ~20%
+    assert np.abs(llama_delta).mean() == pytest.approx(np.abs(hf_delta).mean(), rel=0.25)
 
 
 @pytest.mark.slow
