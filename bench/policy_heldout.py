@@ -60,6 +60,7 @@ def main() -> None:
     ap.add_argument("--policy", action="append", default=[], help="name=path/to/adapter.gguf; name= is the base model")
     ap.add_argument("--webshop", type=int, default=100, help="held-out WebShop goals (test split)")
     ap.add_argument("--faulttree", type=int, default=100, help="held-out fault-tree entries (test split)")
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed+n-1 (extend a table)")
     ap.add_argument("--temperature", type=float, default=0.7, help="the main job's default (brain.temperature)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "policy_heldout.json"))
     args = ap.parse_args()
@@ -79,7 +80,7 @@ def main() -> None:
             env = make_env(ENVS[env_name])
             task = bar.add_task(env_name, total=n * len(policies))
             files = {name: (out_dir / f"{name}-{env_name}.jsonl").open("w") for name in agents}
-            for seed in range(n):
+            for seed in range(args.first_seed, args.first_seed + n):
                 for name, agent in agents.items():
                     rec = run_episode(env, agent, seed=seed)
                     records.setdefault((name, env_name), []).append(rec)
@@ -90,7 +91,9 @@ def main() -> None:
                 f.close()
             env.close()
 
-    table = Table(title=f"Held-out episodes, Gemma 3 270M (temperature {args.temperature}), seeds 0..n-1")
+    table = Table(
+        title=f"Held-out episodes, Gemma 3 270M (temperature {args.temperature}), seeds {args.first_seed}..{args.first_seed}+n-1"
+    )
     for col in ("env", "policy", "episodes", "success", "mean score", "steps", "invalid", "step p50 s"):
         table.add_column(col, justify="left" if col in ("env", "policy") else "right")
     rows = []
