@@ -56,6 +56,7 @@ class Percept:
     tokens: int
     cut: list[str] = field(default_factory=list)  # which parts were shortened
     turn: str = ""  # this step's user turn (`transcript` layout: becomes history once acted on)
+    turn_tokens: int = 0  # its token count (the transcript reuses it rather than counting again)
 
 
 class Perception:
@@ -101,7 +102,8 @@ class Perception:
         system = c.system_template.format(format=format_instructions)
         if c.layout == "transcript":
             system = f"{system}\n\n{c.task_template.format(instruction=instruction)}"
-        fixed = self.count_tokens(system) + self.count_tokens(instruction) + 40
+        system_tokens = self.count_tokens(system)
+        fixed = system_tokens + self.count_tokens(instruction) + 40
         if feedback:
             fixed += self.count_tokens(feedback)
         room = max(64, c.budget_tokens - fixed)
@@ -130,7 +132,8 @@ class Perception:
             turn = c.turn_template.format(
                 memory_block=memory_block, observation=obs, feedback_block=feedback_block, actions_block=actions_block
             )
-            used = self.count_tokens(system) + self.count_tokens(turn)
+            turn_tokens = self.count_tokens(turn)
+            used = system_tokens + turn_tokens
             past: list[Message] = []
             if history is not None:
                 if history.fit(max(0, c.budget_tokens - used)):
@@ -143,6 +146,7 @@ class Perception:
                 tokens=used,
                 cut=cut,
                 turn=turn,
+                turn_tokens=turn_tokens,
             )
         user = c.user_template.format(
             instruction=instruction,
@@ -152,9 +156,14 @@ class Perception:
             actions_block=actions_block,
         )
         messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        tokens = self.count_tokens(system) + self.count_tokens(user)
+        user_tokens = self.count_tokens(user)
         return Percept(
-            messages=messages, memory_context=memory_block and memory_context, tokens=tokens, cut=cut, turn=user
+            messages=messages,
+            memory_context=memory_block and memory_context,
+            tokens=system_tokens + user_tokens,
+            cut=cut,
+            turn=user,
+            turn_tokens=user_tokens,
         )
 
 

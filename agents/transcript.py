@@ -52,17 +52,20 @@ class Transcript:
         self.dropped = 0
         self.first_dropped = False
 
-    def add(self, user: str, assistant: str, observation: str) -> None:
-        """Append a finished step: the user turn as shown, the reply taken, the raw observation (for the short form)."""
+    def add(self, user: str, assistant: str, observation: str, user_tokens: int | None = None) -> None:
+        """Append a finished step: the user turn as shown, the reply taken, the raw observation (for the short form).
+
+        `user_tokens`: the user turn's token count when the caller already has it (perception counted it)."""
         obs = observation if len(observation) <= self.compact_chars else observation[: self.compact_chars] + " [...]"
         short = f"Observation: {obs}"
+        reply_tokens = self.count_tokens(assistant)
         self.turns.append(
             Turn(
                 user=user,
                 assistant=assistant,
                 short_user=short,
-                tokens=self.count_tokens(user) + self.count_tokens(assistant) + 8,
-                short_tokens=self.count_tokens(short) + self.count_tokens(assistant) + 8,
+                tokens=(self.count_tokens(user) if user_tokens is None else user_tokens) + reply_tokens + 8,
+                short_tokens=self.count_tokens(short) + reply_tokens + 8,
             )
         )
 

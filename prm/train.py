@@ -11,7 +11,6 @@ Outputs in ${out}: checkpoint/ (model + trainer_state.pt), best/, final/, histor
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import random
@@ -27,6 +26,7 @@ from rich.table import Table
 
 from agents.cli import hydra_command
 from agents.config import validate_config
+from agents.policy.training import is_held_out, seed_everything, write_folder
 from prm.config import TrainConfig
 from prm.data import Window, collate
 from prm.episodes import Trajectory, flatten, load_trajectories
@@ -41,22 +41,10 @@ log = logging.getLogger("prm.train")
 STATE = "trainer_state.pt"
 
 
-def seed_everything(seed: int) -> None:
-    """Seed Python's, numpy's and torch's generators (training is reproducible per seed)."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
 def split_by_task(trajs: list[Trajectory], fraction: float, seed: int) -> tuple[list[Trajectory], list[Trajectory]]:
     """Hold out whole tasks (all trajectories of an instruction), chosen by a seeded hash."""
-
-    def held(group: str) -> bool:
-        h = hashlib.sha256(f"{seed}:{group}".encode()).digest()
-        return int.from_bytes(h[:8], "big") / 2**64 < fraction
-
-    train = [t for t in trajs if not held(t.group)]
-    heldout = [t for t in trajs if held(t.group)]
+    train = [t for t in trajs if not is_held_out(t.group, fraction, seed)]
+    heldout = [t for t in trajs if is_held_out(t.group, fraction, seed)]
     return train, heldout
 
 
@@ -256,8 +244,10 @@ class Trainer:
         )
 
     def _save_checkpoint(self) -> None:
-        ckpt = self.out / "checkpoint"
-        tmp = self.out / "checkpoint.tmp"
+        write_folder(self.out / "checkpoint", self._write_checkpoint)
+        self._write_outputs()
+
+    def _write_checkpoint(self, tmp: Path) -> None:
         self.model.save_pretrained(tmp)
         torch.save(
             {
@@ -274,12 +264,6 @@ class Trainer:
             },
             tmp / STATE,
         )
-        if ckpt.exists():
-            import shutil
-
-            shutil.rmtree(ckpt)
-        tmp.rename(ckpt)
-        self._write_outputs()
 
     def _load_state(self, path: Path) -> None:
         st = torch.load(path, weights_only=False)

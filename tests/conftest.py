@@ -115,3 +115,27 @@ def corridor():
 def _isolated_cache(monkeypatch, tmp_path_factory):
     """Keep model assembly in the user's cache (shared, expensive) but nothing else in $HOME."""
     os.environ.setdefault("AGENTSIM_CACHE", str(Path.home() / ".cache" / "agentsim"))
+
+
+@pytest.fixture(scope="session")
+def tiny_backbone(tmp_path_factory) -> str:
+    """A 2-layer, 32-wide BERT with MiniLM's tokenizer: the real model code path, at test speed."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from agents.memory.minilm_files import model_dir
+
+    torch.manual_seed(0)
+    d = tmp_path_factory.mktemp("tiny-bert")
+    tok = AutoTokenizer.from_pretrained(model_dir())
+    cfg = BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+    )
+    BertModel(cfg).save_pretrained(d)
+    tok.save_pretrained(d)
+    return str(d)

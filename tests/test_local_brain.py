@@ -16,17 +16,8 @@ from agents.brains.llama_adapter import (
     missing_internals,
 )
 from agents.core import Agent, run_episode
+from tests.shopping_prompt import CANDS, MSGS
 from tests.toy_env import ENV_ID
-
-MSGS = [
-    {"role": "system", "content": "You are a shopping agent. Reply with one action."},
-    {
-        "role": "user",
-        "content": "Task: buy a red cotton t-shirt under 20 dollars.\nObservation: [B01] Red cotton "
-        "T-shirt $12; [B02] Blue denim jeans $40.\nAvailable actions:\n- click[B01]\n- click[B02]",
-    },
-]
-CANDS = ["click[B01]", "click[B02]", "click[next >]", "click[back to search]"]
 
 
 def test_choose_returns_a_candidate_with_scores(local_brain):

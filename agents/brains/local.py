@@ -35,6 +35,15 @@ def common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
+def scoring_texts(prompt: str, prefix: str, candidate: str) -> tuple[str, str]:
+    """(the context a candidate is scored after, that context + the candidate): how `choose` lays them out.
+
+    Training data (`agents.policy.sft_data`) uses the same split, so it trains exactly what is ranked."""
+    head = prompt + prefix.rstrip(" ")
+    shown = candidate.split(SLOT)[0] if SLOT in candidate else candidate  # a template is scored by its fixed head
+    return head, head + (" " if prefix.endswith(" ") else "") + shown
+
+
 def _log_softmax_rows(rows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     """log p(tokens[i] | row i) for every row, in float64 for stable sums."""
     r = rows.astype(np.float64, copy=False)
@@ -216,13 +225,10 @@ class LocalBrain:
         t0 = time.perf_counter()
         if not candidates:
             raise ValueError("choose() needs at least one candidate")
-        head = self.prompt_text(messages) + prefix.rstrip(" ")
-        sep = " " if prefix.endswith(" ") else ""
+        prompt = self.prompt_text(messages)
+        head, lead = scoring_texts(prompt, prefix, "")  # lead = head + the separator a candidate follows
         base = self.tokenize(head)
-        fulls = []
-        for c in candidates:
-            shown = c.split(SLOT)[0] if SLOT in c else c  # a template is scored by its fixed head
-            fulls.append(self.tokenize(head + sep + shown))
+        fulls = [self.tokenize(scoring_texts(prompt, prefix, c)[1]) for c in candidates]
         # shared context = longest prefix common to the prompt and every candidate's tokenization;
         # a candidate's own tokens start where its tokenization leaves the prompt's
         owns = [common_prefix(base, f) for f in fulls]
@@ -259,10 +265,10 @@ class LocalBrain:
         prompt_ids, output_ids = fulls[idx][:own], fulls[idx][own:]
         output_lps: list[float] | None = [float(x) for x in by_index.get(idx, _NO_TOKENS)]
         if SLOT in chosen:
-            filled, tokens_out = self._fill_slot(head + sep, chosen, temperature, seed)
+            filled, tokens_out = self._fill_slot(lead, chosen, temperature, seed)
             chosen = filled
             # the filled action's ids (template head + generated text + tail), re-scored in one decode
-            full = self.tokenize(head + sep + filled)
+            full = self.tokenize(lead + filled)
             own = common_prefix(base, full)
             prompt_ids, output_ids = full[:own], full[own:]
             output_lps = self._score_tokens(full, own)

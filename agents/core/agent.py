@@ -80,8 +80,9 @@ class Agent:
         self.instruction = ""
         self._feedback: str | None = None
         self._step = 0
-        self.transcript = Transcript(brain.count_tokens, compact_chars=self.perception.config.compact_chars)
-        self._pending: tuple[str, str, str | None, str] | None = None  # (turn, reply, parsed action, observation)
+        self.transcript = Transcript(self.perception.count_tokens, compact_chars=self.perception.config.compact_chars)
+        # the step decided but not yet observed: (its percept, the reply, the parsed action, the observation)
+        self._pending: tuple[Percept, str, str | None, str] | None = None
         self._observation = ""
 
     # ------------------------------------------------------------------ episode hooks
@@ -123,11 +124,11 @@ class Agent:
         """Make the step just taken a past turn: its prompt turn and the reply that was acted on."""
         if self._pending is None:
             return
-        turn, reply, decided, observation = self._pending
+        percept, reply, decided, observation = self._pending
         self._pending = None
         if action is not None and decided != action:  # acted on another decision (e.g. a search picked it)
             reply = f"{CHOOSE_PREFIX}{action}"
-        self.transcript.add(turn, reply, observation)
+        self.transcript.add(percept.turn, reply, observation, user_tokens=percept.turn_tokens)
 
     def save_state(self) -> dict[str, Any]:
         """The episode state between steps as plain data (memory excluded: it has its own `save_state`)."""
@@ -200,7 +201,7 @@ class Agent:
             parsed = parse_tool_call(output, available, templates)
         else:
             parsed = parse_react(output.text, available, templates)
-        self._pending = (percept.turn, output.text, parsed.action if parsed.ok else None, self._observation)
+        self._pending = (percept, output.text, parsed.action if parsed.ok else None, self._observation)
         return Decision(percept, output, parsed, "choose" if choosing else "generate")
 
     def _choose_args(self, info: dict[str, Any]) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.brains.chat_templates import TEMPLATES
-from agents.brains.local import common_prefix
+from agents.brains.local import common_prefix, scoring_texts
 from agents.core.agent import CHOOSE_PREFIX
 from agents.trajectories.schema import EpisodeRecord
 
@@ -59,10 +59,9 @@ def step_tokens(
 ) -> tuple[list[int], int]:
     """(prompt + action token ids, index where the action's own tokens start), as `LocalBrain.choose` splits them."""
     fmt, _ = TEMPLATES[template]
-    head = fmt(messages) + CHOOSE_PREFIX.rstrip(" ")
-    base = tokenize(head)
-    full = tokenize(head + " " + action)
-    return full, common_prefix(base, full)
+    head, text = scoring_texts(fmt(messages), CHOOSE_PREFIX, action)
+    full = tokenize(text)
+    return full, common_prefix(tokenize(head), full)
 
 
 def episode_sequences(

@@ -15,12 +15,10 @@ Outputs in ${out}: checkpoint/ (adapter + trainer_state.pt), best/, adapter.gguf
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
 import random
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -36,25 +34,16 @@ from agents.config import validate_config
 from agents.policy.config import PolicyTrainConfig
 from agents.policy.hf_model import load_hf_model, tokenize
 from agents.policy.sft_data import Sequence, build_sequences
+from agents.policy.training import is_held_out, seed_everything, write_folder
 
 log = logging.getLogger("agents.train")
 STATE = "trainer_state.pt"
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
 def split_heldout(seqs: list[Sequence], fraction: float, seed: int) -> tuple[list[Sequence], list[Sequence]]:
     """Hold out whole episodes, chosen by a seeded hash of the episode id (stable as data grows)."""
-
-    def held(source: str) -> bool:
-        h = hashlib.sha256(f"{seed}:{source}".encode()).digest()
-        return int.from_bytes(h[:8], "big") / 2**64 < fraction
-
-    return [s for s in seqs if not held(s.source)], [s for s in seqs if held(s.source)]
+    held = [is_held_out(s.source, fraction, seed) for s in seqs]
+    return [s for s, h in zip(seqs, held) if not h], [s for s, h in zip(seqs, held) if h]
 
 
 def attach_lora(model: Any, cfg: PolicyTrainConfig) -> Any:
@@ -162,12 +151,11 @@ class PolicyTrainer:
         return train, heldout, stats
 
     def _save(self, model: Any, opt: torch.optim.Optimizer, state: dict[str, Any], folder: Path) -> None:
-        tmp = folder.with_name(folder.name + ".partial")
-        shutil.rmtree(tmp, ignore_errors=True)
-        model.save_pretrained(str(tmp))
-        torch.save({**state, "optimizer": opt.state_dict(), "torch_rng": torch.get_rng_state()}, tmp / STATE)
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
+        def write(tmp: Path) -> None:
+            model.save_pretrained(str(tmp))
+            torch.save({**state, "optimizer": opt.state_dict(), "torch_rng": torch.get_rng_state()}, tmp / STATE)
+
+        write_folder(folder, write)
 
     def run(self) -> list[dict[str, Any]]:
         cfg = self.cfg
@@ -285,12 +273,7 @@ class PolicyTrainer:
         score = -metrics["loss"] if metrics else -train_loss
         if score > state["best"]:
             state["best"] = score
-            best = self.out / "best"
-            tmp = best.with_name("best.partial")
-            shutil.rmtree(tmp, ignore_errors=True)
-            model.save_pretrained(str(tmp))
-            shutil.rmtree(best, ignore_errors=True)
-            tmp.rename(best)
+            write_folder(self.out / "best", lambda tmp: model.save_pretrained(str(tmp)))
         self._save(model, opt, state, self.out / "checkpoint")
 
 

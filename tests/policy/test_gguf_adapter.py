@@ -30,17 +30,9 @@ from agents.policy.gguf_adapter import (  # noqa: E402
     convert_peft_to_gguf,
     main,
 )
+from tests.shopping_prompt import CANDS, MSGS  # noqa: E402
 
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-MSGS = [
-    {"role": "system", "content": "You are a shopping agent. Reply with one action."},
-    {
-        "role": "user",
-        "content": "Task: buy a red cotton t-shirt under 20 dollars.\nObservation: [B01] Red cotton "
-        "T-shirt $12; [B02] Blue denim jeans $40.\nAvailable actions:\n- click[B01]\n- click[B02]",
-    },
-]
-CANDS = ["click[B01]", "click[B02]", "click[next >]", "click[back to search]"]
 
 
 @dataclass

@@ -240,28 +240,14 @@ def test_step_reward_hooks_see_each_step_and_add_to_the_reward():
 
 
 @pytest.fixture(scope="module")
-def tiny_prm(tmp_path_factory) -> Path:
-    """A saved PRM on a 2-layer, 32-wide random BERT with MiniLM's tokenizer (the real PRM code path)."""
+def tiny_prm(tmp_path_factory, tiny_backbone) -> Path:
+    """A saved PRM on the tiny random BERT backbone (tests/conftest.py): the real PRM code path."""
     import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from agents.memory.minilm_files import model_dir
     from prm.model import PRMConfig, PRMModel
 
     torch.manual_seed(0)
-    backbone = tmp_path_factory.mktemp("tiny-bert")
-    tok = AutoTokenizer.from_pretrained(model_dir())
-    cfg = BertConfig(
-        vocab_size=tok.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=512,
-    )
-    BertModel(cfg).save_pretrained(backbone)
-    tok.save_pretrained(backbone)
-    model = PRMModel.from_backbone(PRMConfig(base_backbone=str(backbone)))
+    model = PRMModel.from_backbone(PRMConfig(base_backbone=tiny_backbone))
     torch.nn.init.normal_(model.head.weight, std=1.0)  # scores that differ visibly between steps
     out = tmp_path_factory.mktemp("prm") / "best"
     model.save_pretrained(out)
