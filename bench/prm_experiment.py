@@ -32,7 +32,9 @@ from rich.table import Table
 
 log = logging.getLogger("prm_experiment")
 RESULTS = ROOT / "bench" / "results"
-ENV_ID = "agentsim/WebShop-v0"
+# env name -> (registered id, the reset option that picks a task); both have snapshot/restore and a scripted expert
+ENVS = {"webshop": ("agentsim/WebShop-v0", "goal_index"), "faulttree": ("agentsim/FaultTree-v0", "entry_index")}
+TITLES = {"webshop": "WebShop", "faulttree": "Fault-tree diagnosis"}
 # equal budget B = policy samples per decision: Best-of-N draws B whole trajectories; beam @N x M draws N*M actions a depth
 BEAMS = {2: (1, 2), 4: (2, 2), 8: (2, 4), 16: (4, 4)}
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
@@ -49,21 +51,36 @@ def ci95(xs: list[float]) -> tuple[float, float]:
 # ---------------------------------------------------------------------------------------------- setup
 def make_env(split: str, args):
     import envs  # noqa: F401
+
+    if args.env == "faulttree":
+        from envs.faulttree.env import FaultTreeEnv
+
+        return FaultTreeEnv(**env_kwargs(args, split))
     from envs.webshop.env import WebShopEnv
 
-    return WebShopEnv(
-        num_products=args.products, split=split, max_steps=args.max_steps, observation_mode=args.observation_mode
-    )
+    return WebShopEnv(**env_kwargs(args, split))
 
 
 def env_kwargs(args, split: str) -> dict:
     """What a trajectory record keeps so the episode can be replayed (MC labels) in the same env."""
+    if args.env == "faulttree":  # the env's own turn limit is the search's step limit
+        return {"split": split, "max_turns": args.max_steps}
     return {
         "num_products": args.products,
         "split": split,
         "max_steps": args.max_steps,
         "observation_mode": args.observation_mode,
     }
+
+
+def task(args, g: int) -> dict:
+    """The reset options that pick task `g`."""
+    return {ENVS[args.env][1]: g}
+
+
+def n_tasks(env) -> int:
+    base = env.unwrapped
+    return len(base.goals) if hasattr(base, "goals") else base.num_entries
 
 
 def make_sampler(args, temperature: float = 1.0, epsilon: float | None = None):
@@ -80,7 +97,7 @@ def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, spli
 
     eps, steps = [], 0
     for g in goals:
-        root = start(env, options={"goal_index": g})
+        root = start(env, options=task(args, g))
         for j in range(per_goal):
             end, n = rollout(env, sampler, root, seed=seed * 100_003 + g * 97 + j, max_steps=args.max_steps)
             steps += n
@@ -88,13 +105,13 @@ def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, spli
                 to_episode(
                     end,
                     episode_id=f"{split}-g{g}-s{seed}-{j}",
-                    env_name="webshop",
-                    env_id=ENV_ID,
+                    env_name=args.env,
+                    env_id=ENVS[args.env][0],
                     seed=0,
                     brain="scripted",
                     model=f"expert(eps={args.epsilon if epsilon is None else epsilon})",
                     env_kwargs=env_kwargs(args, split),
-                    meta={"reset_options": {"goal_index": g}},
+                    meta={"reset_options": task(args, g)},
                 )
             )
     return eps, steps
@@ -160,7 +177,7 @@ def stage_data(args, work: Path) -> dict:
     sampler = make_sampler(args)
     train_env = make_env("train", args)
     rng = np.random.default_rng(args.seed)
-    goals = rng.permutation(len(train_env.goals)).tolist()
+    goals = rng.permutation(n_tasks(train_env)).tolist()
     td_goals, mc_pool = goals[: args.td_goals], goals[args.td_goals :]
     t0 = time.perf_counter()
     # TD set: per goal, `per_goal` trajectories at each training epsilon (many good and bad purchases per goal)
@@ -184,7 +201,7 @@ def stage_data(args, work: Path) -> dict:
 
         base = make_sampler(args, epsilon=0.2)
         for g in td_goals:
-            root = start(train_env, options={"goal_index": g})
+            root = start(train_env, options=task(args, g))
             ends, n = branch_rollouts(
                 train_env, base, sampler, root, branches=args.branches, seed=7 + g, max_steps=args.max_steps
             )
@@ -193,13 +210,47 @@ def stage_data(args, work: Path) -> dict:
                 to_episode(
                     end,
                     episode_id=f"train-branch-g{g}-{j}",
-                    env_name="webshop",
-                    env_id=ENV_ID,
+                    env_name=args.env,
+                    env_id=ENVS[args.env][0],
                     seed=0,
                     brain="scripted",
                     model=f"expert(eps=0.2) + branch + expert(eps={args.epsilon})",
                     env_kwargs=env_kwargs(args, "train"),
-                    meta={"reset_options": {"goal_index": g}},
+                    meta={"reset_options": task(args, g)},
+                )
+                for j, end in enumerate(ends)
+            ]
+    # sibling sets: at random states of a low-noise path, every listed action (up to --sibling-max), each continued by
+    # a low-noise policy, so a state's siblings are labelled by what they are worth to a policy that then acts well
+    if args.sibling_states:
+        from prm.policy import sibling_rollouts, start, to_episode
+
+        base = make_sampler(args, epsilon=0.2)
+        cont = make_sampler(args, epsilon=args.sibling_epsilon)
+        for g in td_goals:
+            root = start(train_env, options=task(args, g))
+            ends, n = sibling_rollouts(
+                train_env,
+                base,
+                cont,
+                root,
+                states=args.sibling_states,
+                max_siblings=args.sibling_max,
+                seed=11 + g,
+                max_steps=args.max_steps,
+            )
+            td_steps += n
+            td_eps += [
+                to_episode(
+                    end,
+                    episode_id=f"train-sibling-g{g}-{j}",
+                    env_name=args.env,
+                    env_id=ENVS[args.env][0],
+                    seed=0,
+                    brain="scripted",
+                    model=f"expert(eps=0.2) + sibling + expert(eps={args.sibling_epsilon})",
+                    env_kwargs=env_kwargs(args, "train"),
+                    meta={"reset_options": task(args, g)},
                 )
                 for j, end in enumerate(ends)
             ]
@@ -210,7 +261,7 @@ def stage_data(args, work: Path) -> dict:
         from prm.policy import ending_branches, rollout, start, to_episode
 
         for g in td_goals:
-            root = start(train_env, options={"goal_index": g})
+            root = start(train_env, options=task(args, g))
             path = [root]
             end, n = rollout(train_env, sampler, root, seed=31 + g, max_steps=args.max_steps, path=path)
             kids, probed = ending_branches(
@@ -222,13 +273,13 @@ def stage_data(args, work: Path) -> dict:
                 to_episode(
                     node,
                     episode_id=f"train-ending-g{g}-{j}",
-                    env_name="webshop",
-                    env_id=ENV_ID,
+                    env_name=args.env,
+                    env_id=ENVS[args.env][0],
                     seed=0,
                     brain="scripted",
                     model=f"expert(eps={args.epsilon})" + (" + ending branch" if j else ""),
                     env_kwargs=env_kwargs(args, "train"),
-                    meta={"reset_options": {"goal_index": g}},
+                    meta={"reset_options": task(args, g)},
                 )
                 for j, node in enumerate([end, *kids])
             ]
@@ -264,7 +315,7 @@ def stage_data(args, work: Path) -> dict:
     write_mc_labels(work / "mc" / "mc_labels.jsonl", labs, args.mc_k)
     # held-out: test goals, MC labels with more rollouts (the reference for PRM quality)
     test_env = make_env("test", args)
-    test_goals = list(range(len(test_env.goals)))
+    test_goals = list(range(n_tasks(test_env)))
     held_goals = test_goals[args.search_goals : args.search_goals + args.heldout_goals]
     if len(held_goals) < args.heldout_goals // 2:
         held_goals = test_goals[: args.heldout_goals]
@@ -280,7 +331,7 @@ def stage_data(args, work: Path) -> dict:
         },
         "mc": {
             "trajectories": len(mc_eps),
-            "goals": len({e.meta["reset_options"]["goal_index"] for e in mc_eps}),
+            "goals": len({json.dumps(e.meta["reset_options"]) for e in mc_eps}),
             "trajectory_steps": mc_steps,
             "rollout_steps": spent,
             "sampled_steps": mc_steps + spent,
@@ -371,7 +422,7 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
     scorer = PRMScorer(PRMModel.from_pretrained(work / f"prm_{prm_name}" / "final"), batch_size=16)
     env = make_env("test", args)
     sampler = make_sampler(args)
-    goals = list(range(min(args.search_goals, len(env.goals))))
+    goals = list(range(min(args.search_goals, n_tasks(env))))
     for b in budgets:
         for method in methods:
             key = f"{method}@{b}"
@@ -385,11 +436,11 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
                     sd = seed * 10_000 + g
                     if method == "single":  # one policy sample, no choice: the no-search baseline
                         res = best_of_n(
-                            env, sampler, None, n=1, seed=sd, max_steps=args.max_steps, options={"goal_index": g}
+                            env, sampler, None, n=1, seed=sd, max_steps=args.max_steps, options=task(args, g)
                         )
                     elif method == "bon":
                         res = best_of_n(
-                            env, sampler, scorer, n=b, seed=sd, max_steps=args.max_steps, options={"goal_index": g}
+                            env, sampler, scorer, n=b, seed=sd, max_steps=args.max_steps, options=task(args, g)
                         )
                         # unguided baselines from the very same samples: a random pick among those that really
                         # ended (its expectation; the same rule the PRM pick follows) and the oracle
@@ -399,7 +450,7 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
                         orc.append(float(max(outs) >= 1.0))
                     elif method == "rerank":  # per step: B sampled actions, take the most promising
                         res = rerank(
-                            env, sampler, scorer, m=b, seed=sd, max_steps=args.max_steps, options={"goal_index": g}
+                            env, sampler, scorer, m=b, seed=sd, max_steps=args.max_steps, options=task(args, g)
                         )
                     else:
                         n_, m_ = BEAMS[b]
@@ -411,7 +462,7 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
                             m=m_,
                             seed=sd,
                             max_steps=args.max_steps,
-                            options={"goal_index": g},
+                            options=task(args, g),
                         )
                     samples += res.samples
                     scored += res.scored
@@ -449,10 +500,13 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
 
 
 def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
-    """What beam search asks of a PRM: at one state, rank the expert's action above the other listed actions.
+    """What beam search asks of a PRM: at one state, rank the best of the listed actions first.
 
-    Along ε = 0.3 policy paths on the search goals, every listed action at every state is stepped and scored;
-    per page type: the share of the other actions the expert's action outranks, and how often it is the top one.
+    Along ε = 0.3 policy paths on the search goals, every listed action at every state is stepped, scored by the PRM,
+    and valued by the expert finishing the episode from it (γ^steps-to-go · success; deterministic): the *best*
+    siblings are those of the highest value (often several, e.g. two options both still to choose). Per kind of
+    state: how often the PRM's first pick is a best one (against chance), the value it loses against the best
+    (regret), and the older expert-action figures. States where no sibling can still succeed are left out.
     (Held-out pairwise accuracy compares steps across states; this compares siblings, which is what a beam does.)
     """
     path = work / f"siblings_{prm_name}.json"
@@ -467,11 +521,10 @@ def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
     scorer = PRMScorer(PRMModel.from_pretrained(work / f"prm_{prm_name}" / "final"), batch_size=16)
     env = make_env("test", args)
     sampler = make_sampler(args, epsilon=0.3)
-    beaten: dict[str, list[float]] = {}
-    top1: dict[str, list[float]] = {}
-    chance: dict[str, list[float]] = {}
-    for g in range(min(goals, len(env.goals))):
-        root = start(env, options={"goal_index": g})
+    expert = make_sampler(args, epsilon=0.0)
+    rows: dict[str, dict[str, list[float]]] = {}
+    for g in range(min(goals, n_tasks(env))):
+        root = start(env, options=task(args, g))
         visited = [root]
         rollout(env, sampler, root, seed=g, max_steps=args.max_steps, path=visited)
         for node in visited[:-1]:
@@ -479,30 +532,39 @@ def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
             if node.done or len(acts) < 2:
                 continue
             restore_env(env, node.snapshot)
-            expert = env.unwrapped.expert_action()
-            if expert not in acts:
-                continue  # a search: its text is not among the listed actions
+            exp_act = env.unwrapped.expert_action()
             kids = [apply(env, node, Sample(a, "(sibling)"), args.max_steps) for a in acts]
             score_nodes(scorer, kids)
             sc = np.array([k.score for k in kids])
-            e = acts.index(expert)
-            page = str(node.info.get("page"))
-            kind = (
-                "item: buy"
-                if (page == "item" and expert == "click[buy now]")
-                else ("item: option / back" if page == "item" else page)
-            )
-            beaten.setdefault(kind, []).append(float(np.mean(sc[e] > np.delete(sc, e))))
-            top1.setdefault(kind, []).append(float(sc[e] >= sc.max()))
-            chance.setdefault(kind, []).append(1.0 / len(acts))
+            q = []
+            for k in kids:  # the sibling's value to a policy that acts well afterwards
+                end, _ = rollout(env, expert, k, seed=0, max_steps=args.max_steps)
+                q.append(args.gamma ** (len(end.steps) - len(k.steps)) * float(end.outcome() >= 1.0))
+            qa = np.array(q)
+            if qa.max() <= 0:
+                continue
+            best = qa >= qa.max() - 1e-9
+            top = int(np.argmax(sc))
+            page = str(node.info.get("page", "state"))
+            kind = f"{page}: ending is best" if any(best[i] and kids[i].terminated for i in range(len(kids))) else page
+            r = rows.setdefault(kind, {k: [] for k in ("top_best", "chance", "regret", "beats", "exp_top1")})
+            r["top_best"].append(float(best[top]))
+            r["chance"].append(float(best.mean()))
+            r["regret"].append(float(qa.max() - qa[top]))
+            if exp_act in acts:
+                e = acts.index(exp_act)
+                r["beats"].append(float(np.mean(sc[e] > np.delete(sc, e))))
+                r["exp_top1"].append(float(sc[e] >= sc.max()))
     out = {
         k: {
-            "states": len(v),
-            "expert_beats_share": float(np.mean(v)),
-            "expert_top1": float(np.mean(top1[k])),
-            "chance_top1": float(np.mean(chance[k])),
+            "states": len(v["top_best"]),
+            "prm_first_is_best": float(np.mean(v["top_best"])),
+            "chance_first_is_best": float(np.mean(v["chance"])),
+            "regret": float(np.mean(v["regret"])),
+            "expert_beats_share": float(np.mean(v["beats"])) if v["beats"] else float("nan"),
+            "expert_top1": float(np.mean(v["exp_top1"])) if v["exp_top1"] else float("nan"),
         }
-        for k, v in beaten.items()
+        for k, v in rows.items()
     }
     path.write_text(json.dumps(out, indent=2))
     return out
@@ -527,8 +589,8 @@ def stage_llm(args, work: Path) -> dict:
     rows = []
     t0 = time.perf_counter()
     for g in range(args.llm_goals):
-        end, n_greedy = rollout(env, greedy_s, start(env, options={"goal_index": g}), seed=g, max_steps=args.max_steps)
-        res = best_of_n(env, sampled, scorer, n=args.llm_n, seed=g, max_steps=args.max_steps, options={"goal_index": g})
+        end, n_greedy = rollout(env, greedy_s, start(env, options=task(args, g)), seed=g, max_steps=args.max_steps)
+        res = best_of_n(env, sampled, scorer, n=args.llm_n, seed=g, max_steps=args.max_steps, options=task(args, g))
         outs = [n.outcome() for n in ended(res.finished)]
         rows.append(
             {
@@ -601,7 +663,7 @@ def fmt(ci: tuple[float, float]) -> str:
     return f"{ci[0]:.3f} ± {ci[1]:.3f}"
 
 
-def plot(summary: dict, budgets: list[int], path: Path) -> None:
+def plot(summary: dict, budgets: list[int], path: Path, title: str = "WebShop") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -632,7 +694,7 @@ def plot(summary: dict, budgets: list[int], path: Path) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xlabel("policy samples per decision (N)")
     ax.set_ylabel("success rate (held-out test goals)")
-    ax.set_title("WebShop, scripted expert with epsilon noise")
+    ax.set_title(f"{title}, scripted expert with epsilon noise")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -645,6 +707,7 @@ def main() -> None:
         "--work",
         default=str(Path(os.environ.get("AGENTSIM_CACHE", Path.home() / ".cache" / "agentsim")) / "prm_experiment"),
     )
+    p.add_argument("--env", choices=sorted(ENVS), default="webshop")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--products", type=int, default=2000)
     p.add_argument("--epsilon", type=float, default=0.5)
@@ -681,6 +744,14 @@ def main() -> None:
         help="per TD goal: an ε-policy path plus this many one-step trajectories that end the episode early "
         "at one of its states (0 = none)",
     )
+    p.add_argument(
+        "--sibling-states",
+        type=int,
+        default=0,
+        help="per TD goal: states of a low-noise path where every listed action is stepped and continued (0 = none)",
+    )
+    p.add_argument("--sibling-max", type=int, default=8, help="at most this many siblings per state")
+    p.add_argument("--sibling-epsilon", type=float, default=0.1, help="noise of the policy that continues each sibling")
     p.add_argument("--skip-mc", action="store_true", help="skip the MC-label baseline (its data, PRM and search)")
     p.add_argument("--mc-k", type=int, default=2)
     p.add_argument("--heldout-goals", type=int, default=16)
@@ -705,7 +776,7 @@ def main() -> None:
         args.heldout_mc_k, args.budgets, args.branches, args.llm_goals = 2, "2,4", 2, min(args.llm_goals, 1)
         args.ending_branches = 1
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    work = Path(args.work) / ("quick" if args.quick else "full")
+    work = Path(args.work) / args.env / ("quick" if args.quick else "full")
     work.mkdir(parents=True, exist_ok=True)
     budgets = [int(b) for b in args.budgets.split(",")]
     console = Console()
@@ -742,7 +813,7 @@ def main() -> None:
     result["seconds"] = time.perf_counter() - t_all
 
     t = Table(
-        title=f"WebShop held-out test goals: success rate, mean ± 95% CI over {args.seeds} seeds "
+        title=f"{TITLES[args.env]} held-out test tasks: success rate, mean ± 95% CI over {args.seeds} seeds "
         f"({args.search_goals} goals each)"
     )
     for c in ("method", "success", "score", "samples/episode"):
@@ -790,9 +861,9 @@ def main() -> None:
         )
     console.print(t2)
     t3 = Table(
-        title="Sibling ranking (what beam search needs): the expert's action vs the other listed actions at one state"
+        title="Sibling ranking (what beam search needs): is the PRM's first pick among a state's best listed actions?"
     )
-    for c in ("PRM", "state", "states", "share of siblings outranked", "expert ranked first", "first by chance"):
+    for c in ("PRM", "state", "states", "PRM's first is a best", "by chance", "regret", "expert's outranks share"):
         t3.add_column(c, justify="right" if c not in ("PRM", "state") else "left")
     for name in ("td", "mc"):
         for kind, v in sorted(result.get(f"siblings_{name}", {}).items()):
@@ -800,9 +871,10 @@ def main() -> None:
                 name,
                 kind,
                 str(v["states"]),
+                f"{v['prm_first_is_best']:.3f}",
+                f"{v['chance_first_is_best']:.3f}",
+                f"{v['regret']:.3f}",
                 f"{v['expert_beats_share']:.3f}",
-                f"{v['expert_top1']:.3f}",
-                f"{v['chance_top1']:.3f}",
             )
     console.print(t3)
     th = result["throughput"]
@@ -820,9 +892,9 @@ def main() -> None:
             f"oracle {m['bon_oracle']:.3f}"
         )
     RESULTS.mkdir(parents=True, exist_ok=True)
-    name = "prm_quick" if args.quick else "prm"
+    name = ("prm" if args.env == "webshop" else f"prm_{args.env}") + ("_quick" if args.quick else "")
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, default=str))
-    plot(summary, budgets, RESULTS / f"{name}_search.png")
+    plot(summary, budgets, RESULTS / f"{name}_search.png", TITLES[args.env])
     console.print(f"wrote {RESULTS / f'{name}.json'} and {RESULTS / f'{name}_search.png'} in {result['seconds']:.0f} s")
 
 

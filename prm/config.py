@@ -36,6 +36,11 @@ class TrainConfig(BaseModel):
     outcome: Literal["reward", "success"] = "reward"
     truncated_as_failure: bool = True  # a step-limit cut scores as failure (WebShop does): no bootstrap
     beta: float = Field(default=1.0, ge=0.0)  # weight of the progress loss L_A
+    rank_weight: float = Field(default=0.0, ge=0.0)  # weight of the sibling ranking loss L_R (0 = the paper's loss)
+    rank_margin: float = Field(default=0.01, ge=0.0)  # sibling pairs whose labels differ by less are not ranked
+    rank_scale: float = Field(default=20.0, gt=0.0)  # logistic sharpness on the promise scale (0..1)
+    batch_by: Literal["trajectory", "task"] = "trajectory"  # task: a micro-batch holds one task's trajectories
+    max_task_batch: int = Field(default=24, ge=1)  # batch_by=task: a task with more trajectories is split
     epochs: int = Field(default=3, ge=1)
     batch_size: int = Field(default=4, ge=1)  # trajectories per micro-batch (all their windows go together)
     grad_accum: int = Field(default=2, ge=1)

@@ -1,7 +1,9 @@
 """The AgentPRM objective and its labels for one batch of whole trajectories.
 
 L = L_Q + beta * L_A with L_Q = 1/2 (M_t - Q_t)^2 and L_A = 1/2 ((M_t - M_{t-1}) - (Q_t - Q_{t-1}))^2
-(the progress term over steps that have a predecessor), both averaged over steps.
+(the progress term over steps that have a predecessor), both averaged over steps; optionally
++ rank_weight * L_R, a pairwise logistic loss over *sibling* steps (two trajectories of one task that
+share every step before t and differ at t) whose labels differ by more than a margin.
 TD labels are recomputed from the batch's own forward pass (detached): the current model, as
 in the paper's algorithm, at no extra forward cost.
 """
@@ -25,6 +27,7 @@ class LossParts:
     loss: torch.Tensor
     l_q: float
     l_a: float
+    l_r: float = 0.0
 
 
 def labels(kind: str, trajs: list[Trajectory], values: np.ndarray, td: TDConfig) -> np.ndarray:
@@ -56,3 +59,45 @@ def prm_loss(values: torch.Tensor, q: torch.Tensor, lengths: list[int], beta: fl
     mask = has_prev[1:]
     l_a = 0.5 * (dm[mask] - dq[mask]).pow(2).mean() if bool(mask.any()) else values.sum() * 0.0
     return LossParts(l_q + beta * l_a, float(l_q.detach()), float(l_a.detach()))
+
+
+def sibling_pairs(trajs: list[Trajectory], min_gap: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Flat step indices (better, worse) of sibling steps in `trajs` whose labels `q` differ by more than `min_gap`.
+
+    Siblings: two trajectories of the same task with the same states and actions before step t and a different
+    action at t (sibling sets, branches, or two samples that happened to share a prefix). Why: beam search and
+    reranking compare exactly these, and their values often differ by less than a squared error notices (a wrong
+    choice the policy repairs costs one discounted step), so the ranking is asked for directly.
+    """
+    offsets = np.cumsum([0] + [len(t) for t in trajs])
+    by_group: dict[str, list[int]] = {}
+    for i, t in enumerate(trajs):
+        by_group.setdefault(t.group, []).append(i)
+    seen: set[tuple[int, int]] = set()
+    hi: list[int] = []
+    lo: list[int] = []
+    for members in by_group.values():
+        for x, i in enumerate(members):
+            for j in members[x + 1 :]:
+                a, b = trajs[i], trajs[j]
+                t = 0
+                n = min(len(a), len(b))
+                while t < n and a.actions[t] == b.actions[t] and a.observations[t] == b.observations[t]:
+                    t += 1
+                if t >= n or a.observations[t] != b.observations[t]:
+                    continue  # identical so far, or they diverged in the env (not the same state)
+                fa, fb = int(offsets[i] + t), int(offsets[j] + t)
+                if abs(q[fa] - q[fb]) <= min_gap or (min(fa, fb), max(fa, fb)) in seen:
+                    continue
+                seen.add((min(fa, fb), max(fa, fb)))
+                hi.append(fa if q[fa] > q[fb] else fb)
+                lo.append(fb if q[fa] > q[fb] else fa)
+    return np.asarray(hi, dtype=np.int64), np.asarray(lo, dtype=np.int64)
+
+
+def rank_loss(values: torch.Tensor, better: np.ndarray, worse: np.ndarray, scale: float) -> torch.Tensor:
+    """Mean pairwise logistic loss log(1 + exp(-scale * (M_better - M_worse))); 0 when there are no pairs."""
+    if len(better) == 0:
+        return values.sum() * 0.0
+    diff = values[torch.as_tensor(better)] - values[torch.as_tensor(worse)]
+    return torch.nn.functional.softplus(-scale * diff).mean()

@@ -27,8 +27,9 @@ def plot_history(history: list[dict], steps: list[dict], path: Path) -> bool:
     ax = axes[0] if keys else axes
     if steps:
         xs = [s["update"] for s in steps]
-        for name in ("loss", "l_q", "l_a"):
-            ax.plot(xs, [s[name] for s in steps], label=name, lw=1)
+        for name in ("loss", "l_q", "l_a", "l_r"):
+            if any(s.get(name) for s in steps):  # l_r only with the sibling ranking loss
+                ax.plot(xs, [s.get(name, 0.0) for s in steps], label=name, lw=1)
         ax.set_yscale("log")
         ax.set_xlabel("optimizer update")
         ax.set_title("training loss")

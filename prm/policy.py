@@ -263,6 +263,43 @@ def branch_rollouts(
     return ends, steps
 
 
+def sibling_rollouts(
+    env: gym.Env,
+    base: ActionSampler,
+    cont: ActionSampler,
+    root: Node,
+    *,
+    states: int,
+    max_siblings: int,
+    seed: int,
+    max_steps: int,
+) -> tuple[list[Node], int]:
+    """Sibling sets: at `states` random states of a `base`-policy path, every listed action (at most `max_siblings`,
+    the path's own one always among them) is stepped and each child is followed by `cont` to the end.
+
+    Why: beam search and reranking ask a PRM to order the actions listed at one state, and their values differ by
+    little under a noisy behaviour policy (a wrong choice that policy later repairs costs one step). Continued by a
+    low-noise `cont`, each sibling's targets estimate what the action is worth to a policy that acts well afterwards,
+    which is what a search that keeps the best child is. Returns the final nodes (the base path first) and the number
+    of sampled and stepped actions.
+    """
+    rng = random.Random(seed)
+    path = [root]
+    end, steps = rollout(env, base, root, seed=seed, max_steps=max_steps, path=path)
+    ends = [end]
+    points = branch_points(path)
+    for i in sorted(rng.sample(points, min(states, len(points)))):
+        at, taken = path[i], path[i + 1].actions[-1]
+        others = [a for a in at.info["available_actions"] if a != taken]
+        picked = [taken, *rng.sample(others, min(len(others), max(0, max_siblings - 1)))]
+        for j, a in enumerate(picked):
+            child = apply(env, at, Sample(a, "(sibling)"), max_steps)
+            end, n = rollout(env, cont, child, seed=seed * 7919 + i * 131 + j, max_steps=max_steps)
+            ends.append(end)
+            steps += 1 + n
+    return ends, steps
+
+
 def ending_branches(
     env: gym.Env, path: list[Node], *, branches: int, seed: int, max_steps: int, tries: int = 8
 ) -> tuple[list[Node], int]:

@@ -30,7 +30,7 @@ from agents.policy.training import is_held_out, seed_everything, write_folder
 from prm.config import TrainConfig
 from prm.data import Window, collate
 from prm.episodes import Trajectory, flatten, load_trajectories
-from prm.loss import labels, prm_loss
+from prm.loss import labels, prm_loss, rank_loss, sibling_pairs
 from prm.metrics import prm_metrics
 from prm.model import PRMConfig, PRMModel
 from prm.plots import plot_history
@@ -150,7 +150,7 @@ class Trainer:
         self.opt = torch.optim.AdamW(
             [{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.head_lr}], weight_decay=cfg.weight_decay
         )
-        per_epoch = -(-len(self.train_trajs) // (cfg.batch_size * cfg.grad_accum))
+        per_epoch = -(-len(self.micro_batches(np.random.default_rng(0))) // cfg.grad_accum)
         total = per_epoch * cfg.epochs
         warm = int(total * cfg.warmup_ratio)
         self.sched = torch.optim.lr_scheduler.LambdaLR(
@@ -166,10 +166,8 @@ class Trainer:
         """One pass over the training trajectories; returns the mean loss terms and the time it took."""
         cfg, model = self.cfg, self.model
         model.train()
-        rng = np.random.default_rng(cfg.seed * 1000 + self.epoch)
-        order = rng.permutation(len(self.train_trajs))
-        micro = [order[i : i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
-        sums = {"loss": 0.0, "l_q": 0.0, "l_a": 0.0}
+        micro = self.micro_batches(np.random.default_rng(cfg.seed * 1000 + self.epoch))
+        sums = {"loss": 0.0, "l_q": 0.0, "l_a": 0.0, "l_r": 0.0}
         t0 = time.perf_counter()
         self.opt.zero_grad(set_to_none=True)
         for k, idx in enumerate(micro):
@@ -177,8 +175,18 @@ class Trainer:
             values = batch_scores(model, trajs, [self.windows[i] for i in idx])
             q = torch.as_tensor(labels(cfg.labels, trajs, values.detach().double().numpy(), cfg.td), dtype=values.dtype)
             parts = prm_loss(values, q, [len(t) for t in trajs], cfg.beta)
+            if cfg.rank_weight > 0:
+                better, worse = sibling_pairs(trajs, cfg.rank_margin, q.numpy())
+                l_r = rank_loss(values, better, worse, cfg.rank_scale)
+                parts.loss = parts.loss + cfg.rank_weight * l_r
+                parts.l_r = float(l_r.detach())
             (parts.loss / cfg.grad_accum).backward()
-            for name, v in (("loss", float(parts.loss.detach())), ("l_q", parts.l_q), ("l_a", parts.l_a)):
+            for name, v in (
+                ("loss", float(parts.loss.detach())),
+                ("l_q", parts.l_q),
+                ("l_a", parts.l_a),
+                ("l_r", parts.l_r),
+            ):
                 sums[name] += v
             if (k + 1) % cfg.grad_accum == 0 or k + 1 == len(micro):
                 torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], cfg.max_grad_norm)
@@ -187,11 +195,32 @@ class Trainer:
                 self.opt.zero_grad(set_to_none=True)
                 self.update += 1
                 self.step_log.append(
-                    {"update": self.update, "loss": float(parts.loss.detach()), "l_q": parts.l_q, "l_a": parts.l_a}
+                    {
+                        "update": self.update,
+                        "loss": float(parts.loss.detach()),
+                        "l_q": parts.l_q,
+                        "l_a": parts.l_a,
+                        "l_r": parts.l_r,
+                    }
                 )
             progress.update(task, advance=len(idx), loss=f"{sums['loss'] / (k + 1):.4f}")
         n = max(1, len(micro))
         return {k: v / n for k, v in sums.items()} | {"train_seconds": time.perf_counter() - t0}
+
+    def micro_batches(self, rng: np.random.Generator) -> list[np.ndarray]:
+        """Trajectory indices per micro-batch, shuffled: `batch_size` at a time, or one task's trajectories together
+        (`batch_by=task`, so the sibling ranking loss sees a state's siblings side by side)."""
+        cfg = self.cfg
+        if cfg.batch_by == "trajectory":
+            order = rng.permutation(len(self.train_trajs))
+            return [order[i : i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
+        tasks: dict[str, list[int]] = {}
+        for i, t in enumerate(self.train_trajs):
+            tasks.setdefault(t.group, []).append(i)
+        out = []
+        for members in tasks.values():
+            out += [np.asarray(members[i : i + cfg.max_task_batch]) for i in range(0, len(members), cfg.max_task_batch)]
+        return [out[i] for i in rng.permutation(len(out))]
 
     def run(self) -> list[dict[str, Any]]:
         """Train every remaining epoch, evaluating and checkpointing after each; returns the per-epoch history."""

@@ -146,6 +146,11 @@ class FaultTreeEnv(gym.Env):
         return self._last_obs, self._info()
 
     @property
+    def num_entries(self) -> int:
+        """How many tasks the split holds (`reset(options={"entry_index": i})` picks one)."""
+        return self._n
+
+    @property
     def instruction(self) -> str:
         tree = self._require_tree()
         top = tree.nodes[tree.top]

@@ -234,3 +234,29 @@ def test_branches_through_time_limit_keep_their_own_step_count(shop_kwargs):
     branch = apply(env, path[1], bad, max_steps=10)
     assert len(branch.steps) == 2 and not branch.truncated
     assert apply(env, branch, bad, max_steps=10).truncated
+
+
+def test_sibling_rollouts_step_every_listed_action_at_a_state(webshop):
+    """Sibling sets: at a path state, the path's own action and others listed there, each continued to the end."""
+    from prm.policy import sibling_rollouts
+
+    root = start(webshop, options={"goal_index": 2})
+    ends, steps = sibling_rollouts(
+        webshop, scripted_sampler(0.0), scripted_sampler(0.0), root, states=2, max_siblings=4, seed=3, max_steps=15
+    )
+    path, sibs = ends[0], ends[1:]
+    assert path.terminated and 2 <= len(sibs) <= 8
+    at_state: dict[int, list] = {}
+    sampled = len(path.steps)
+    for s in sibs:
+        k = next((i for i, n in enumerate(s.steps) if n.raw_output == "(sibling)"), None)
+        assert k is not None and s.actions[:k] == path.actions[:k]  # the shared prefix
+        at_state.setdefault(k, []).append(s.actions[k])
+        assert s.done
+        sampled += len(s.steps) - k
+    for k, acts in at_state.items():
+        assert path.actions[k] in acts and len(set(acts)) == len(acts)  # the path's own action, then other ones
+    fresh = WebShopEnv(split="test", num_products=webshop.config.num_products)
+    for s in sibs[:3]:
+        assert_replays(fresh, s, 2)
+    assert steps == sampled  # the shared prefix is not counted again

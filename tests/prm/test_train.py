@@ -166,3 +166,95 @@ def test_cli_trains_from_an_agents_run_folder(tmp_path, tiny_backbone, shop_kwar
         timeout=300,
     )
     assert bad.returncode == 2 and "no trajectories" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def _traj(group: str, actions: list[str], obs: list[str] | None = None):
+    from prm.episodes import Trajectory
+
+    n = len(actions)
+    return Trajectory(
+        episode_id=f"{group}-{'-'.join(actions)}",
+        instruction=group,
+        observations=obs or [f"s{i}" for i in range(n)],
+        actions=actions,
+        rewards=np.zeros(n),
+        terminal=True,
+        outcome=0.0,
+        success=False,
+        group=group,
+    )
+
+
+def test_sibling_pairs_are_steps_that_share_a_prefix_and_differ_in_the_action():
+    from prm.loss import sibling_pairs
+
+    trajs = [
+        _traj("a", ["x", "y", "z"]),  # steps 0..2
+        _traj("a", ["x", "w"]),  # 3..4: sibling of step 1 (same prefix x, same state s1)
+        _traj("a", ["v"]),  # 5: sibling of step 0 of both
+        _traj("b", ["x", "q"]),  # another task: never a sibling of task a
+        _traj("a", ["x", "k"], obs=["s0", "other state"]),  # 8..9: the env went elsewhere: not a sibling at 1
+    ]
+    q = np.array([0.5, 0.9, 1.0, 0.5, 0.2, 0.0, 0.5, 0.7, 0.5, 0.3])
+    better, worse = sibling_pairs(trajs, 0.01, q)
+    pairs = set(zip(better.tolist(), worse.tolist()))
+    assert pairs == {(1, 4), (0, 5), (3, 5), (8, 5)}
+    assert len(sibling_pairs(trajs, 0.6, q)[0]) == 1  # only |0.9 - 0.2| = 0.7 clears 0.6
+
+
+def test_rank_loss_falls_when_the_better_sibling_scores_higher():
+    from prm.loss import rank_loss
+
+    better, worse = np.array([0]), np.array([1])
+    right = rank_loss(torch.tensor([0.8, 0.2]), better, worse, 20.0)
+    wrong = rank_loss(torch.tensor([0.2, 0.8]), better, worse, 20.0)
+    assert float(right) < 0.01 < 10.0 < float(wrong)
+    assert float(rank_loss(torch.tensor([0.5]), better[:0], worse[:0], 20.0)) == 0.0
+
+
+def test_training_with_the_sibling_ranking_loss_batches_by_task(tmp_path, tiny_backbone, shop_kwargs):
+    """batch_by=task keeps a task's trajectories (and so a state's siblings) in one micro-batch; l_r is logged."""
+    from envs.webshop.env import WebShopEnv
+    from prm.policy import sibling_rollouts, start, to_episode
+    from tests.prm.conftest import scripted_sampler
+
+    env = WebShopEnv(split="train", **shop_kwargs)
+    store = TrajectoryStore(tmp_path / "sib" / "trajectories.jsonl")
+    for g in range(3):
+        ends, _ = sibling_rollouts(
+            env,
+            scripted_sampler(0.2),
+            scripted_sampler(0.0),
+            start(env, options={"goal_index": g}),
+            states=2,
+            max_siblings=4,
+            seed=g,
+            max_steps=15,
+        )
+        for j, end in enumerate(ends):
+            store.append(
+                to_episode(
+                    end,
+                    episode_id=f"{g}-{j}",
+                    env_name="webshop",
+                    env_id="agentsim/WebShop-v0",
+                    seed=0,
+                    brain="scripted",
+                )
+            )
+    out = tmp_path / "prm"
+    cfg = small_cfg(
+        tmp_path,
+        out,
+        tiny_backbone,
+        data=[str(tmp_path / "sib")],
+        eval_data=None,
+        eval_fraction=0.3,
+        epochs=1,
+        rank_weight=1.0,
+        batch_by="task",
+        max_task_batch=6,
+    )
+    train(cfg)
+    hist = json.loads((out / "history.json").read_text())
+    assert any(u["l_r"] > 0 for u in hist["updates"])  # sibling pairs were found inside the task batches
