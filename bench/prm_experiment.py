@@ -378,6 +378,8 @@ def stage_train(args, work: Path, name: str, labels: str) -> dict:
         "threads": args.threads,
         "seed": args.seed,
         "progress": False,
+        "rank_weight": args.rank_weight,
+        "batch_by": "task" if args.rank_weight > 0 else "trajectory",
     }
     train(cfg)
     return json.loads((out / "history.json").read_text())
@@ -752,6 +754,12 @@ def main() -> None:
     )
     p.add_argument("--sibling-max", type=int, default=8, help="at most this many siblings per state")
     p.add_argument("--sibling-epsilon", type=float, default=0.1, help="noise of the policy that continues each sibling")
+    p.add_argument(
+        "--rank-weight",
+        type=float,
+        default=0.0,
+        help="weight of the sibling ranking loss (> 0 also batches each task's trajectories together)",
+    )
     p.add_argument("--skip-mc", action="store_true", help="skip the MC-label baseline (its data, PRM and search)")
     p.add_argument("--mc-k", type=int, default=2)
     p.add_argument("--heldout-goals", type=int, default=16)

@@ -38,8 +38,10 @@ def test_scores_do_not_depend_on_kv_cache_state(local_brain):
     warm1 = [c.logprob for c in local_brain.choose(MSGS, CANDS, prefix="Action: ").candidates]
     local_brain.llm.reset()
     local_brain._last_logits = None
+    local_brain._rankings.clear()  # a remembered ranking would answer without evaluating anything
     cold = [c.logprob for c in local_brain.choose(MSGS, CANDS, prefix="Action: ").candidates]
     other = local_brain.choose([{"role": "user", "content": "something else entirely"}], CANDS, prefix="Action: ")
+    local_brain._rankings.clear()
     warm2 = [c.logprob for c in local_brain.choose(MSGS, CANDS, prefix="Action: ").candidates]
     np.testing.assert_allclose(warm1, cold, rtol=0.03, atol=0.15)
     np.testing.assert_allclose(warm2, cold, rtol=0.03, atol=0.15)
@@ -73,6 +75,20 @@ def test_sampling_gives_distinct_candidates_and_is_seeded(local_brain):
     a = local_brain.choose(MSGS, CANDS, prefix="Action: ", temperature=1.0, seed=7).text
     b = local_brain.choose(MSGS, CANDS, prefix="Action: ", temperature=1.0, seed=7).text
     assert a == b
+
+
+def test_samples_at_one_state_cost_one_ranking(local_brain):
+    """Search draws N actions at a state: the ranking is remembered, so only the first draw evaluates tokens."""
+    msgs = [{"role": "user", "content": "A state seen for the first time by this test."}]
+    rt = local_brain.runtime
+    first = local_brain.choose(msgs, CANDS, prefix="Action: ", temperature=1.0, seed=1)
+    before = rt.prompt_tokens_evaluated
+    again = [local_brain.choose(msgs, CANDS, prefix="Action: ", temperature=1.0, seed=s) for s in range(2, 10)]
+    assert rt.prompt_tokens_evaluated == before
+    assert all([c.logprob for c in a.candidates] == [c.logprob for c in first.candidates] for a in again)
+    assert len({a.text for a in again}) >= 2  # still sampled, per seed
+    other = local_brain.choose(msgs, CANDS[:3], prefix="Action: ", temperature=1.0, seed=1)  # other candidates
+    assert len(other.candidates) == 3 and (msgs[0]["content"] in str(list(local_brain._rankings)[-1]))
 
 
 def test_template_slot_is_generated(local_brain):

@@ -14,6 +14,8 @@ import math
 import os
 import threading
 import time
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -53,6 +55,18 @@ def _log_softmax_rows(rows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
 
 
 _NO_TOKENS = np.zeros(0, dtype=np.float64)  # the per-token logprobs of an empty continuation
+RANKINGS_KEPT = 64  # choose() rankings remembered (search samples N actions at one state; rollouts revisit states)
+
+
+@dataclass
+class _Ranking:
+    """What ranking candidates after one prompt computed: the prompt's ids, each candidate's ids, where its own
+    tokens start, and their logprobs (deterministic for a model and prompt, so a repeat costs nothing)."""
+
+    base: list[int]
+    fulls: list[list[int]]
+    owns: list[int]
+    by_index: dict[int, np.ndarray]
 
 
 def _log_softmax_at(logits: np.ndarray, token: int) -> float:
@@ -106,6 +120,8 @@ class LocalBrain:
         self._lock = threading.Lock()  # llama.cpp contexts are not thread-safe
         self._n_vocab = self.runtime.n_vocab
         self._last_logits: np.ndarray | None = None  # logits after the tokens currently in the KV cache
+        # choose(): the ranking of (prompt, prefix, candidates), so N samples at one state cost one ranking
+        self._rankings: OrderedDict[tuple, _Ranking] = OrderedDict()
 
     # ------------------------------------------------------------------ helpers
     def tokenize(self, text: str) -> list[int]:
@@ -227,20 +243,17 @@ class LocalBrain:
             raise ValueError("choose() needs at least one candidate")
         prompt = self.prompt_text(messages)
         head, lead = scoring_texts(prompt, prefix, "")  # lead = head + the separator a candidate follows
-        base = self.tokenize(head)
-        fulls = [self.tokenize(scoring_texts(prompt, prefix, c)[1]) for c in candidates]
-        # shared context = longest prefix common to the prompt and every candidate's tokenization;
-        # a candidate's own tokens start where its tokenization leaves the prompt's
-        owns = [common_prefix(base, f) for f in fulls]
-        m = min(owns)
-        ctx_logits = self._eval_context(base[:m])
-        conts = [(f[m:], own - m) for f, own in zip(fulls, owns)]
-        scorable = [i for i, (cont, _) in enumerate(conts) if cont]
-        if self.n_seq > 1:
-            scored = self._score_batched(m, ctx_logits, [conts[i] for i in scorable])
+        key = (prompt, prefix, tuple(candidates))
+        ranking = self._rankings.get(key)
+        if ranking is None:
+            ranking = self._rank(prompt, prefix, head, candidates)
+            self._rankings[key] = ranking
+            if len(self._rankings) > RANKINGS_KEPT:
+                self._rankings.popitem(last=False)
         else:
-            scored = [self._score_continuation(m, ctx_logits, *conts[i]) for i in scorable]
-        by_index = dict(zip(scorable, scored))  # candidate -> its own tokens' logprobs
+            self._rankings.move_to_end(key)
+        base, fulls, owns, by_index = ranking.base, ranking.fulls, ranking.owns, ranking.by_index
+        m = min(owns)
         scores: list[CandidateScore] = []
         for i, c in enumerate(candidates):
             if i not in by_index:
@@ -286,6 +299,23 @@ class LocalBrain:
             output_token_ids=output_ids,
             output_logprobs=output_lps,
         )
+
+    def _rank(self, prompt: str, prefix: str, head: str, candidates: list[str]) -> _Ranking:
+        """Every candidate's own tokens' logprobs after the prompt, the shared context evaluated once."""
+        base = self.tokenize(head)
+        fulls = [self.tokenize(scoring_texts(prompt, prefix, c)[1]) for c in candidates]
+        # shared context = longest prefix common to the prompt and every candidate's tokenization;
+        # a candidate's own tokens start where its tokenization leaves the prompt's
+        owns = [common_prefix(base, f) for f in fulls]
+        m = min(owns)
+        ctx_logits = self._eval_context(base[:m])
+        conts = [(f[m:], own - m) for f, own in zip(fulls, owns)]
+        scorable = [i for i, (cont, _) in enumerate(conts) if cont]
+        if self.n_seq > 1:
+            scored = self._score_batched(m, ctx_logits, [conts[i] for i in scorable])
+        else:
+            scored = [self._score_continuation(m, ctx_logits, *conts[i]) for i in scorable]
+        return _Ranking(base, fulls, owns, dict(zip(scorable, scored)))
 
     def _fill_slot(self, head: str, template: str, temperature: float, seed: int | None) -> tuple[str, int]:
         """Generate the free text of a template's `...` slot, stopping at what follows the slot."""
