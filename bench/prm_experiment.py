@@ -45,7 +45,13 @@ def ci95(xs: list[float]) -> tuple[float, float]:
     a = np.asarray(xs, dtype=float)
     if len(a) < 2:
         return float(a.mean()), float("nan")
-    return float(a.mean()), float(T975.get(len(a) - 1, 1.96) * a.std(ddof=1) / np.sqrt(len(a)))
+    try:
+        from scipy.stats import t as student_t
+
+        q = float(student_t.ppf(0.975, len(a) - 1))
+    except ImportError:
+        q = T975.get(len(a) - 1, 1.96)
+    return float(a.mean()), float(q * a.std(ddof=1) / np.sqrt(len(a)))
 
 
 # ---------------------------------------------------------------------------------------------- setup
@@ -413,9 +419,28 @@ def stage_throughput(args, work: Path) -> dict:
     return out
 
 
-def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: list[str]) -> dict:
-    """Per (method, budget): success and score per seed over the search goals; cached per PRM."""
-    path = work / f"search_{prm_name}.json"
+def llm_sampler(temperature: float, adapter: str | None = "agentsim-sft"):
+    """The embedded LLM (Gemma 3 270M ranking the listed actions) as the policy; one model for the whole run."""
+    from agents.brains.local import LocalBrain
+    from prm.policy import BrainSampler
+
+    global _LLM
+    if _LLM is None:
+        _LLM = LocalBrain(n_ctx=4096, seed=0, adapter=adapter)
+    return BrainSampler(_LLM, temperature=temperature, agent_cfg={"mode": "choose"})
+
+
+_LLM = None
+
+
+def stage_search(
+    args, work: Path, prm_name: str, budgets: list[int], methods: list[str], policy: str = "scripted"
+) -> dict:
+    """Per (method, budget): success and score per seed over the search goals, and per goal; cached per PRM.
+
+    policy = scripted: the ε-expert, `--seeds` seeds x `--search-goals` goals; llm: the embedded LLM at temperature
+    1 (greedy at 0 for `method=greedy`), one seed x `--llm-goals` goals."""
+    path = work / (f"search_{prm_name}.json" if policy == "scripted" else f"search_{prm_name}_{policy}.json")
     done = json.loads(path.read_text()) if path.exists() else {}
     from prm.model import PRMModel
     from prm.scoring import PRMScorer
@@ -423,8 +448,10 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
 
     scorer = PRMScorer(PRMModel.from_pretrained(work / f"prm_{prm_name}" / "final"), batch_size=16)
     env = make_env("test", args)
-    sampler = make_sampler(args)
-    goals = list(range(min(args.search_goals, n_tasks(env))))
+    llm = policy == "llm"
+    sampler = llm_sampler(1.0, args.llm_adapter or None) if llm else make_sampler(args)
+    seeds = 1 if llm else args.seeds
+    goals = list(range(min(args.llm_goals if llm else args.search_goals, n_tasks(env))))
     for b in budgets:
         for method in methods:
             key = f"{method}@{b}"
@@ -432,11 +459,21 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
                 continue
             t0 = time.perf_counter()
             per_seed, samples, scored = [], 0, 0
-            for seed in range(args.seeds):
+            for seed in range(seeds):
                 succ, score, rnd_s, rnd_r, orc = [], [], [], [], []
                 for g in goals:
                     sd = seed * 10_000 + g
-                    if method == "single":  # one policy sample, no choice: the no-search baseline
+                    if method == "greedy":  # the policy at temperature 0
+                        res = best_of_n(
+                            env,
+                            llm_sampler(0.0, args.llm_adapter or None),
+                            None,
+                            n=1,
+                            seed=sd,
+                            max_steps=args.max_steps,
+                            options=task(args, g),
+                        )
+                    elif method == "single":  # one policy sample, no choice: the no-search baseline
                         res = best_of_n(
                             env, sampler, None, n=1, seed=sd, max_steps=args.max_steps, options=task(args, g)
                         )
@@ -470,9 +507,17 @@ def stage_search(args, work: Path, prm_name: str, budgets: list[int], methods: l
                     scored += res.scored
                     succ.append(float(res.best.outcome() >= 1.0))
                     score.append(res.best.outcome())
-                row = {"success": float(np.mean(succ)), "score": float(np.mean(score))}
+                row = {
+                    "success": float(np.mean(succ)),
+                    "score": float(np.mean(score)),
+                    "goal_success": succ,
+                    "goal_score": score,
+                }
                 if method == "bon":
                     row |= {
+                        "goal_random_success": rnd_s,
+                        "goal_random_score": rnd_r,
+                        "goal_oracle_success": orc,
                         "random_success": float(np.mean(rnd_s)),
                         "random_score": float(np.mean(rnd_r)),
                         "oracle_success": float(np.mean(orc)),
@@ -572,53 +617,30 @@ def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
     return out
 
 
-def stage_llm(args, work: Path) -> dict:
-    """The embedded LLM (Gemma 3 270M ranking the listed actions) as the policy: greedy vs Best-of-N, small."""
-    path = work / "search_llm.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    from agents.brains.local import LocalBrain
-    from prm.model import PRMModel
-    from prm.policy import BrainSampler, rollout, start
-    from prm.scoring import PRMScorer
-    from prm.search import best_of_n, ended
-
-    brain = LocalBrain(n_ctx=4096, seed=0)
-    env = make_env("test", args)
-    scorer = PRMScorer(PRMModel.from_pretrained(work / "prm_td" / "final"), batch_size=16)
-    greedy_s = BrainSampler(brain, temperature=0.0, agent_cfg={"mode": "choose"})
-    sampled = BrainSampler(brain, temperature=1.0, agent_cfg={"mode": "choose"})
-    rows = []
-    t0 = time.perf_counter()
-    for g in range(args.llm_goals):
-        end, n_greedy = rollout(env, greedy_s, start(env, options=task(args, g)), seed=g, max_steps=args.max_steps)
-        res = best_of_n(env, sampled, scorer, n=args.llm_n, seed=g, max_steps=args.max_steps, options=task(args, g))
-        outs = [n.outcome() for n in ended(res.finished)]
-        rows.append(
-            {
-                "goal": g,
-                "greedy": end.outcome(),
-                "bon_prm": res.best.outcome(),
-                "bon_random": float(np.mean(outs)),
-                "bon_oracle": float(max(outs)),
-                "samples": res.samples + n_greedy,
-            }
-        )
-        log.info("llm goal %d: %s", g, rows[-1])
-    out = {
-        "n": args.llm_n,
-        "goals": args.llm_goals,
-        "rows": rows,
-        "seconds": time.perf_counter() - t0,
-        "mean": {k: float(np.mean([r[k] for r in rows])) for k in ("greedy", "bon_prm", "bon_random", "bon_oracle")},
-    }
-    path.write_text(json.dumps(out, indent=2))
+# ---------------------------------------------------------------------------------------------- report
+def by_goal(search: dict) -> dict:
+    """The same results with one row per goal instead of per seed (the LLM runs one seed over many goals)."""
+    out = {}
+    for key, v in search.items():
+        if not isinstance(v, dict) or "per_seed" not in v:
+            continue
+        rows = []
+        for r in v["per_seed"]:
+            for i in range(len(r["goal_success"])):
+                rows.append({k.removeprefix("goal_"): r[k][i] for k in r if k.startswith("goal_")})
+        out[key] = v | {"per_seed": rows}
     return out
 
 
-# ---------------------------------------------------------------------------------------------- report
 def summarize_search(search: dict, budgets: list[int]) -> dict:
     rows = {}
+    greedy = search.get("greedy@1")
+    if greedy:
+        rows["greedy (temperature 0)"] = {
+            "success": ci95([r["success"] for r in greedy["per_seed"]]),
+            "score": ci95([r["score"] for r in greedy["per_seed"]]),
+            "samples": greedy["samples_per_episode"],
+        }
     single = search.get("single@1")  # one policy sample per episode, no search
     if single:
         rows["one sample (no search)"] = {
@@ -658,6 +680,17 @@ def summarize_search(search: dict, budgets: list[int]) -> dict:
                 "score": ci95([r["score"] for r in beam["per_seed"]]),
                 "samples": beam["samples_per_episode"],
             }
+            # paired (same seeds and goals): beam against the unguided pick at the same budget, and one sample
+            if bon:
+                rows[f"beam-PRM minus BoN-random@{b} (paired)"] = {
+                    "success": ci95(
+                        [x["success"] - y["random_success"] for x, y in zip(beam["per_seed"], bon["per_seed"])]
+                    )
+                }
+            if single:
+                rows[f"beam-PRM@{b} minus one sample (paired)"] = {
+                    "success": ci95([x["success"] - y["success"] for x, y in zip(beam["per_seed"], single["per_seed"])])
+                }
     return rows
 
 
@@ -778,6 +811,7 @@ def main() -> None:
         "--llm-goals", type=int, default=12, help="also run the embedded LLM as the policy on this many goals"
     )
     p.add_argument("--llm-n", type=int, default=4)
+    p.add_argument("--llm-adapter", default="agentsim-sft", help="LoRA of the embedded policy ('' = the base model)")
     args = p.parse_args()
     if args.quick:
         args.td_goals, args.per_goal, args.heldout_goals, args.search_goals, args.seeds, args.epochs = 6, 2, 4, 4, 2, 1
@@ -809,7 +843,12 @@ def main() -> None:
     if not args.skip_mc:
         result["siblings_mc"] = stage_siblings(args, work, "mc")
     if args.llm_goals:
-        result["llm"] = stage_llm(args, work)
+        stage_search(args, work, "td", [args.llm_n], ["bon", "beam", "rerank"], policy="llm")
+        result["llm"] = stage_search(args, work, "td", [1], ["greedy", "single"], policy="llm")
+        llm_summary = summarize_search(by_goal(result["llm"]), [args.llm_n])
+        result["summary_llm"] = {
+            k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in llm_summary.items()
+        }
     summary = summarize_search(result["search_td"], budgets)
     result["summary_td"] = {
         k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in summary.items()
@@ -893,12 +932,20 @@ def main() -> None:
         f"sarsa {result['targets_1m']['sarsa_seconds_median'] * 1e3:.0f} ms"
     )
     if "llm" in result:
-        m = result["llm"]["mean"]
-        console.print(
-            f"embedded LLM policy on {result['llm']['goals']} test goals (reward, mean): greedy {m['greedy']:.3f}, "
-            f"BoN-random@{result['llm']['n']} {m['bon_random']:.3f}, BoN-PRM@{result['llm']['n']} {m['bon_prm']:.3f}, "
-            f"oracle {m['bon_oracle']:.3f}"
+        t4 = Table(
+            title=f"{TITLES[args.env]}, the embedded LLM as the policy: mean ± 95% CI over {args.llm_goals} "
+            "held-out tasks (one seed; paired rows per task)"
         )
+        for c in ("method", "success", "score", "samples/episode"):
+            t4.add_column(c, justify="right" if c != "method" else "left")
+        for k, v in result["summary_llm"].items():
+            t4.add_row(
+                k,
+                fmt(v["success"]),
+                fmt(v["score"]) if "score" in v else "-",
+                f"{v['samples']:.1f}" if "samples" in v else "-",
+            )
+        console.print(t4)
     RESULTS.mkdir(parents=True, exist_ok=True)
     name = ("prm" if args.env == "webshop" else f"prm_{args.env}") + ("_quick" if args.quick else "")
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, default=str))

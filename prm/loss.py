@@ -80,13 +80,13 @@ def sibling_pairs(trajs: list[Trajectory], min_gap: float, q: np.ndarray) -> tup
         for x, i in enumerate(members):
             for j in members[x + 1 :]:
                 a, b = trajs[i], trajs[j]
-                t = 0
+                k = 0
                 n = min(len(a), len(b))
-                while t < n and a.actions[t] == b.actions[t] and a.observations[t] == b.observations[t]:
-                    t += 1
-                if t >= n or a.observations[t] != b.observations[t]:
+                while k < n and a.actions[k] == b.actions[k] and a.observations[k] == b.observations[k]:
+                    k += 1
+                if k >= n or a.observations[k] != b.observations[k]:
                     continue  # identical so far, or they diverged in the env (not the same state)
-                fa, fb = int(offsets[i] + t), int(offsets[j] + t)
+                fa, fb = int(offsets[i] + k), int(offsets[j] + k)
                 if abs(q[fa] - q[fb]) <= min_gap or (min(fa, fb), max(fa, fb)) in seen:
                     continue
                 seen.add((min(fa, fb), max(fa, fb)))
