@@ -21,6 +21,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -430,7 +431,7 @@ def llm_sampler(temperature: float, adapter: str | None = "agentsim-sft"):
     return BrainSampler(_LLM, temperature=temperature, agent_cfg={"mode": "choose"})
 
 
-_LLM = None
+_LLM: Any = None
 
 
 def stage_search(
