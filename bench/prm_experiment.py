@@ -745,6 +745,7 @@ def main() -> None:
     )
     p.add_argument("--env", choices=sorted(ENVS), default="webshop")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--results-name", default="", help="bench/results/<name>.json (default: prm[_<env>][_quick])")
     p.add_argument("--products", type=int, default=2000)
     p.add_argument("--epsilon", type=float, default=0.5)
     p.add_argument("--max-steps", type=int, default=15)
@@ -787,6 +788,9 @@ def main() -> None:
         help="per TD goal: states of a low-noise path where every listed action is stepped and continued (0 = none)",
     )
     p.add_argument("--sibling-max", type=int, default=8, help="at most this many siblings per state")
+    p.add_argument(
+        "--sibling-goals", type=int, default=15, help="test tasks the sibling-ranking diagnostic walks through"
+    )
     p.add_argument("--sibling-epsilon", type=float, default=0.1, help="noise of the policy that continues each sibling")
     p.add_argument(
         "--rank-weight",
@@ -840,9 +844,9 @@ def main() -> None:
     mc_budgets = [b for b in budgets if b == 8] or budgets[-1:]
     if not args.skip_mc:
         result["search_mc"] = stage_search(args, work, "mc", mc_budgets, ["bon", "beam"])
-    result["siblings_td"] = stage_siblings(args, work, "td")
+    result["siblings_td"] = stage_siblings(args, work, "td", args.sibling_goals)
     if not args.skip_mc:
-        result["siblings_mc"] = stage_siblings(args, work, "mc")
+        result["siblings_mc"] = stage_siblings(args, work, "mc", args.sibling_goals)
     if args.llm_goals:
         stage_search(args, work, "td", [args.llm_n], ["bon", "beam", "rerank"], policy="llm")
         result["llm"] = stage_search(args, work, "td", [1], ["greedy", "single"], policy="llm")
@@ -948,7 +952,9 @@ def main() -> None:
             )
         console.print(t4)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    name = ("prm" if args.env == "webshop" else f"prm_{args.env}") + ("_quick" if args.quick else "")
+    name = args.results_name or (
+        ("prm" if args.env == "webshop" else f"prm_{args.env}") + ("_quick" if args.quick else "")
+    )
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, default=str))
     plot(summary, budgets, RESULTS / f"{name}_search.png", TITLES[args.env])
     console.print(f"wrote {RESULTS / f'{name}.json'} and {RESULTS / f'{name}_search.png'} in {result['seconds']:.0f} s")
