@@ -812,6 +812,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--outcome", choices=["reward", "success"], default="success")
     p.add_argument("--budgets", default="2,4,8,16")
+    p.add_argument("--methods", default="bon,beam,rerank", help="search methods run at every budget")
     p.add_argument(
         "--llm-goals", type=int, default=12, help="also run the embedded LLM as the policy on this many goals"
     )
@@ -839,7 +840,7 @@ def main() -> None:
         result["train_mc"] = stage_train(args, work, "mc", "mc")
     result["throughput"] = stage_throughput(args, work)
     log.info("throughput: %s", result["throughput"])
-    stage_search(args, work, "td", budgets, ["bon", "beam", "rerank"])
+    stage_search(args, work, "td", budgets, args.methods.split(","))
     result["search_td"] = stage_search(args, work, "td", [1], ["single"])  # (cached) + one policy sample
     mc_budgets = [b for b in budgets if b == 8] or budgets[-1:]
     if not args.skip_mc:
