@@ -98,9 +98,26 @@ def make_sampler(args, temperature: float = 1.0, epsilon: float | None = None):
     return BrainSampler(ScriptedBrain(epsilon=eps), temperature=temperature, agent_cfg={"mode": "choose"})
 
 
+def record(args, node, episode_id: str, g: int, model: str, split: str = "train"):
+    """A finished search node of task `g` as a trajectory record, replayable in the same env (MC labels)."""
+    from prm.policy import to_episode
+
+    return to_episode(
+        node,
+        episode_id=episode_id,
+        env_name=args.env,
+        env_id=ENVS[args.env][0],
+        seed=0,
+        brain="scripted",
+        model=model,
+        env_kwargs=env_kwargs(args, split),
+        meta={"reset_options": task(args, g)},
+    )
+
+
 def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, split: str, epsilon: float | None = None):
     """Policy trajectories as EpisodeRecords (reset options kept in meta for exact replay)."""
-    from prm.policy import rollout, start, to_episode
+    from prm.policy import rollout, start
 
     eps, steps = [], 0
     for g in goals:
@@ -109,16 +126,13 @@ def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, spli
             end, n = rollout(env, sampler, root, seed=seed * 100_003 + g * 97 + j, max_steps=args.max_steps)
             steps += n
             eps.append(
-                to_episode(
+                record(
+                    args,
                     end,
-                    episode_id=f"{split}-g{g}-s{seed}-{j}",
-                    env_name=args.env,
-                    env_id=ENVS[args.env][0],
-                    seed=0,
-                    brain="scripted",
-                    model=f"expert(eps={args.epsilon if epsilon is None else epsilon})",
-                    env_kwargs=env_kwargs(args, split),
-                    meta={"reset_options": task(args, g)},
+                    f"{split}-g{g}-s{seed}-{j}",
+                    g,
+                    f"expert(eps={args.epsilon if epsilon is None else epsilon})",
+                    split=split,
                 )
             )
     return eps, steps
@@ -204,7 +218,7 @@ def stage_data(args, work: Path) -> dict:
         td_steps += n
     # branches: leave a low-noise path at a random state with a random listed action, then follow the policy
     if args.branches:
-        from prm.policy import branch_rollouts, start, to_episode
+        from prm.policy import branch_rollouts, start
 
         base = make_sampler(args, epsilon=0.2)
         for g in td_goals:
@@ -214,23 +228,13 @@ def stage_data(args, work: Path) -> dict:
             )
             td_steps += n
             td_eps += [
-                to_episode(
-                    end,
-                    episode_id=f"train-branch-g{g}-{j}",
-                    env_name=args.env,
-                    env_id=ENVS[args.env][0],
-                    seed=0,
-                    brain="scripted",
-                    model=f"expert(eps=0.2) + branch + expert(eps={args.epsilon})",
-                    env_kwargs=env_kwargs(args, "train"),
-                    meta={"reset_options": task(args, g)},
-                )
+                record(args, end, f"train-branch-g{g}-{j}", g, f"expert(eps=0.2) + branch + expert(eps={args.epsilon})")
                 for j, end in enumerate(ends)
             ]
     # sibling sets: at random states of a low-noise path, every listed action (up to --sibling-max), each continued by
     # a low-noise policy, so a state's siblings are labelled by what they are worth to a policy that then acts well
     if args.sibling_states:
-        from prm.policy import sibling_rollouts, start, to_episode
+        from prm.policy import sibling_rollouts, start
 
         base = make_sampler(args, epsilon=0.2)
         cont = make_sampler(args, epsilon=args.sibling_epsilon)
@@ -248,16 +252,12 @@ def stage_data(args, work: Path) -> dict:
             )
             td_steps += n
             td_eps += [
-                to_episode(
+                record(
+                    args,
                     end,
-                    episode_id=f"train-sibling-g{g}-{j}",
-                    env_name=args.env,
-                    env_id=ENVS[args.env][0],
-                    seed=0,
-                    brain="scripted",
-                    model=f"expert(eps=0.2) + sibling + expert(eps={args.sibling_epsilon})",
-                    env_kwargs=env_kwargs(args, "train"),
-                    meta={"reset_options": task(args, g)},
+                    f"train-sibling-g{g}-{j}",
+                    g,
+                    f"expert(eps=0.2) + sibling + expert(eps={args.sibling_epsilon})",
                 )
                 for j, end in enumerate(ends)
             ]
@@ -265,7 +265,7 @@ def stage_data(args, work: Path) -> dict:
     # (a premature or wrong `buy now`), labelled by its own outcome: the contrast a policy's data rarely holds
     probe_steps = 0
     if args.ending_branches:
-        from prm.policy import ending_branches, rollout, start, to_episode
+        from prm.policy import ending_branches, rollout, start
 
         for g in td_goals:
             root = start(train_env, options=task(args, g))
@@ -277,16 +277,12 @@ def stage_data(args, work: Path) -> dict:
             td_steps += n + len(kids)
             probe_steps += probed
             td_eps += [
-                to_episode(
+                record(
+                    args,
                     node,
-                    episode_id=f"train-ending-g{g}-{j}",
-                    env_name=args.env,
-                    env_id=ENVS[args.env][0],
-                    seed=0,
-                    brain="scripted",
-                    model=f"expert(eps={args.epsilon})" + (" + ending branch" if j else ""),
-                    env_kwargs=env_kwargs(args, "train"),
-                    meta={"reset_options": task(args, g)},
+                    f"train-ending-g{g}-{j}",
+                    g,
+                    f"expert(eps={args.epsilon})" + (" + ending branch" if j else ""),
                 )
                 for j, node in enumerate([end, *kids])
             ]
