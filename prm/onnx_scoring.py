@@ -17,8 +17,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
-import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.memory.minilm_onnx import OPSET, _publish, onnx_dir
+from agents.memory.minilm_onnx import OPSET, cached_export, onnx_dir
 from prm.data import Window, block_causal_mask
 from prm.model import PRMModel
 
@@ -61,18 +59,7 @@ def onnx_path(digest: str) -> Path:
 
 def ensure_onnx(model: PRMModel, digest: str | None = None) -> Path:
     """The cached .onnx for this model's content, exporting (and checking) it first if needed."""
-    path = onnx_path(digest or model_digest(model))
-    if path.is_file():
-        return path
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".onnx")
-    os.close(fd)
-    try:
-        log.info("exporting the PRM to ONNX at %s (once per model content)", path)
-        export(model, Path(tmp))
-        _publish(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return path
+    return cached_export(onnx_path(digest or model_digest(model)), lambda dest: export(model, dest), "the PRM")
 
 
 class _Exported(torch.nn.Module):

@@ -17,6 +17,7 @@ import logging
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -79,14 +80,19 @@ def onnx_path(model_dir: Path) -> Path:
 
 def ensure_onnx(model_dir: Path) -> Path:
     """The cached .onnx for these weights, exporting (and checking) it first if needed."""
-    path = onnx_path(model_dir)
+    return cached_export(onnx_path(model_dir), lambda dest: export(model_dir, dest), "MiniLM")
+
+
+def cached_export(path: Path, write: Callable[[Path], None], what: str) -> Path:
+    """`path` if it exists; else `write` an export to a temp file beside it and publish it atomically (so a
+    crashed or concurrent export never leaves a half-written model where a reader would load it)."""
     if path.is_file():
         return path
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".onnx")
     os.close(fd)
     try:
-        log.info("exporting MiniLM to ONNX at %s (once per weights)", path)
-        export(model_dir, Path(tmp))
+        log.info("exporting %s to ONNX at %s (once per weights)", what, path)
+        write(Path(tmp))
         _publish(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)
