@@ -67,21 +67,31 @@ def bench_exec(n: int) -> dict[str, dict]:
 
 
 def bench_start(n: int) -> dict[str, dict]:
-    starts, closes = [], []
-    for _ in range(n):
-        t = time.perf_counter()
-        sb = make_sandbox("bwrap")
-        starts.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        sb.close()
-        closes.append(time.perf_counter() - t)
-    return {"bwrap start": stats_ms(starts), "bwrap close": stats_ms(closes)}
+    out: dict[str, dict] = {}
+    for quota in ("auto", "off"):
+        starts, closes = [], []
+        for _ in range(n):
+            t = time.perf_counter()
+            sb = make_sandbox("bwrap", disk_quota=quota)
+            starts.append(time.perf_counter() - t)
+            mode = sb.disk.mode if sb.disk is not None else "no disk quota"
+            t = time.perf_counter()
+            sb.close()
+            closes.append(time.perf_counter() - t)
+        out[f"bwrap start ({mode})"] = stats_ms(starts)
+        out[f"bwrap close ({mode})"] = stats_ms(closes)
+    return out
 
 
 def bench_snapshot(reps: int) -> dict[str, dict]:
     out: dict[str, dict] = {}
-    for label, files, size in (("small: 30 files x 2 KB", 30, 2048), ("medium: 2000 files x 8 KB", 2000, 8192)):
-        with make_sandbox("bwrap") as sb:
+    cases = [
+        ("small: 30 files x 2 KB", 30, 2048, "auto"),
+        ("medium: 2000 files x 8 KB", 2000, 8192, "auto"),
+        ("medium, host ext4 (no disk quota)", 2000, 8192, "off"),
+    ]
+    for label, files, size, quota in cases:
+        with make_sandbox("bwrap", disk_quota=quota) as sb:
             sb.exec(
                 f"python3 -c \"import os\nfor i in range({files}):\n os.makedirs(f'pkg{{i % 20}}', exist_ok=True)\n"
                 f" open(f'pkg{{i % 20}}/m{{i}}.py', 'w').write('x' * {size})\""
@@ -231,6 +241,44 @@ def containment() -> dict[str, dict]:
     return out
 
 
+DISK_LIMITS = Limits(disk_bytes=64 * 1024**2, disk_files=2000, file_bytes=1024**3)
+DISK_FLOODS = {
+    "one big file (512 MiB asked)": "head -c 512M /dev/zero > big",
+    "1 MiB files until a write fails": "i=0; while head -c 1M /dev/zero > mb$i 2>/dev/null; do i=$((i+1)); done",
+    "empty files until one fails": (
+        'python3 -c "\nimport itertools\nfor i in itertools.count():\n'
+        "    try: open(f'f{i}', 'w').close()\n    except OSError: break\n\""
+    ),
+}
+
+
+def disk_floods() -> dict[str, dict]:
+    """The disk floods of the security suite against a 64 MiB / 2,000-file quota, both ways."""
+    from envs.coding.sandbox.disk import _walk_usage
+
+    out: dict[str, dict] = {}
+    for quota in ("loop", "watchdog"):
+        with make_sandbox("bwrap", limits=DISK_LIMITS, disk_quota=quota) as sb:
+            for name, cmd in DISK_FLOODS.items():
+                r = sb.exec(cmd, timeout=120)
+                nbytes, files = _walk_usage(sb.workspace)
+                row = {
+                    "exit": r.exit_code,
+                    "s_to_contain": r.duration_s,
+                    "host_bytes": nbytes,
+                    "host_files": files,
+                    "disk_full": r.disk_full,
+                    "killed": r.disk_killed,
+                }
+                if quota == "loop":
+                    row["image_bytes_on_host"] = os.stat(sb.disk.image).st_blocks * 512  # type: ignore[union-attr]
+                t = time.perf_counter()
+                sb.exec("rm -rf /workspace/*", timeout=120)
+                row["cleanup_s"] = time.perf_counter() - t
+                out[f"disk flood, {quota}: {name}"] = row
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--execs", type=int, default=300)
@@ -248,7 +296,7 @@ def main() -> None:
         **bench_tar_alternative(5),
     }
     conc = bench_concurrent(25)
-    cont = containment()
+    cont = {**containment(), **disk_floods()}
     floor = latency["floor subprocess.run echo"]["p50_ms"]
     for v in latency.values():
         v["x_floor_p50"] = v["p50_ms"] / floor

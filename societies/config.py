@@ -11,19 +11,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from agents.config import SEED_MAX, AgentConfig, BrainConfig, LogLevel, MemoryConfig, Strict
 from societies.graphs import GraphSpec, build_graph
-from societies.personas import make_personas
+from societies.keyed import IC_STREAM, PAIRING_STREAM, stream_key
+from societies.personas import Persona, make_personas
 
 if TYPE_CHECKING:
     from societies.env import SocietyEnv
     from societies.rules import Rule
 
-ScenarioName = Literal["opinion", "diffusion", "cooperation"]
+ScenarioName = Literal["opinion", "diffusion", "cooperation", "public_goods", "feed", "town"]
 DEFAULT_STRATEGIES = [
     "tit_for_tat", "always_cooperate", "always_defect", "grudger", "tit_for_two_tats", "pavlov", "random",
+]  # fmt: skip
+DEFAULT_PG_STRATEGIES = [
+    "conditional", "reputation_conditional", "conditional", "reputation_conditional", "free_rider",
 ]  # fmt: skip
 RULE = "rule"  # brain name that means: every seat follows the scenario's rule (no Agent, no prompts)
 PERSONAS_MAX = 10_000  # above this, agents are named by id (100k pydantic personas cost more than the run)
@@ -40,9 +44,92 @@ class DiffusionParams(Strict):
     seeds: int = Field(default=1, ge=1)  # agents that post at round 0
 
 
+class PublicGoodsParams(Strict):
+    """A linear public-goods game in groups (`societies/scenarios/public_goods.py`); defaults as Fehr & Gächter 2000."""
+
+    group_size: int = Field(default=4, ge=2)  # G, members per group
+    r: float = Field(default=1.6, gt=1)  # pot multiplier; 1 < r < G makes it a social dilemma
+    endowment: float = Field(default=20.0, gt=0)  # tokens each member gets per round
+    reputation: bool = False  # public image scores shown, and groups formed by them (assortative matching)
+    recency: float = Field(default=0.5, gt=0, le=1)  # weight of the latest round in the image and remembered means
+    strategies: list[str] = Field(default_factory=lambda: list(DEFAULT_PG_STRATEGIES))  # cycled over the agents
+    bias: float = Field(default=0.9, ge=0, le=1)  # conditional cooperators give bias x what they saw (self-serving < 1)
+    start: float = Field(default=0.6, ge=0, le=1)  # conditional cooperators' first-round share of the endowment
+    spread: float = Field(default=0.2, ge=0, le=1)  # ... drawn uniformly from start +- spread
+
+    @model_validator(mode="after")
+    def _dilemma(self) -> PublicGoodsParams:
+        if self.r >= self.group_size:
+            raise ValueError(
+                f"r must be below group_size for a social dilemma (r={self.r:g}, group_size={self.group_size})"
+            )
+        return self
+
+    @field_validator("strategies")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        from societies.rules import PG_STRATEGIES
+
+        unknown = sorted(set(v) - set(PG_STRATEGIES))
+        if unknown or not v:
+            raise ValueError(f"unknown public goods strategies {unknown}; known: {', '.join(PG_STRATEGIES)}")
+        return v
+
+
 class CooperationParams(Strict):
     match_length: int = Field(default=50, ge=1)  # moves per pair
     strategies: list[str] = Field(default_factory=lambda: list(DEFAULT_STRATEGIES))  # cycled over the agents
+
+
+class FeedParams(Strict):
+    """The feed scenario (`societies.scenarios.feed`) and its rule (`societies.rules.FeedRule`)."""
+
+    recommender: str = "recency"  # recency|popularity|similarity|random, or an import path package.module:Name
+    feed_size: int = Field(default=10, ge=1, le=50)  # posts per feed (at most 50: a feed fits one observation)
+    window: int = Field(default=3, ge=1)  # rounds a post stays a candidate for feeds
+    p_repost: float = Field(default=0.02, ge=0, le=1)  # repost probability per exposure (a post in the feed)
+    p_like: float = Field(default=0.05, ge=0, le=1)  # like probability per exposure
+    p_follow: float = Field(default=0.2, ge=0, le=1)  # follow the author of the last liked post
+    p_post: float = Field(default=0.02, ge=0, le=1)  # write a post on one's interest
+    off_topic: float = Field(default=0.25, ge=0, le=1)  # repost/like factor for posts off one's interest (0 = never)
+    topics: int = Field(default=5, ge=1, le=64)  # interest groups
+    seeds: int = Field(default=10, ge=0)  # original posts at round 0
+    embedder: Literal["topics", "hashing", "minilm"] = "topics"  # what embeds post[<text>] (topics: no text model)
+
+    @field_validator("recommender")
+    @classmethod
+    def _loadable(cls, v: str) -> str:
+        from societies.recommenders import load_recommender
+
+        load_recommender(v)  # a bad name or import path is a config error, before anything runs
+        return v
+
+
+class TownParams(Strict):
+    """The small-town day (`societies/scenarios/town.py`) and its rule (`societies.rules.TownRoutine`)."""
+
+    start_hour: int = Field(default=7, ge=0, le=23)  # the day's first round
+    end_hour: int = Field(default=23, ge=1, le=24)  # the day ends (the scenario terminates) at this hour
+    step_minutes: Literal[15, 20, 30, 60] = 60  # clock time per round
+    news: str = "{host} is hosting a Valentine's Day party at the {place} at {time}."  # {host} {place} {time} filled
+    news_keywords: list[str] = Field(default_factory=lambda: ["party"])  # an utterance with one of these informs
+    informed: int = Field(default=1, ge=0)  # agents 0..k-1 know the news at the start (agent 0 is the host)
+    party_location: str = "cafe"
+    party_hour: float = Field(default=17.0, ge=0, lt=24)
+    party_hours: float = Field(default=2.0, gt=0)  # how long the party lasts (attendance is counted over it)
+    max_conversation_turns: int = Field(default=3, ge=1)  # rounds a conversation can last
+    max_say_chars: int = Field(default=200, ge=10, le=900)  # longest say[...]
+    talk_cooldown: int = Field(default=3, ge=0)  # rule agents: rounds before talking with the same person again
+
+    @model_validator(mode="after")
+    def _day(self) -> TownParams:
+        if self.end_hour <= self.start_hour:
+            raise ValueError(f"end_hour ({self.end_hour}) must be after start_hour ({self.start_hour})")
+        if not self.start_hour <= self.party_hour < self.end_hour:
+            raise ValueError(
+                f"party_hour ({self.party_hour:g}) must fall within the day ({self.start_hour}-{self.end_hour})"
+            )
+        return self
 
 
 class SocietyRunConfig(Strict):
@@ -58,6 +145,9 @@ class SocietyRunConfig(Strict):
     opinion: OpinionParams = Field(default_factory=OpinionParams)
     diffusion: DiffusionParams = Field(default_factory=DiffusionParams)
     cooperation: CooperationParams = Field(default_factory=CooperationParams)
+    public_goods: PublicGoodsParams = Field(default_factory=PublicGoodsParams)
+    feed: FeedParams = Field(default_factory=FeedParams)
+    town: TownParams = Field(default_factory=TownParams)
     trajectory_agents: int = Field(default=200, ge=0)  # write per-agent trajectories for agents 0..k-1
     event_log: Literal["sqlite", "parquet"] = "sqlite"
     plots: bool = True
@@ -77,6 +167,12 @@ class SocietyRunConfig(Strict):
     # (at 1M rule agents a checkpoint per round triples the run time; rerunning is cheaper than resuming)
     checkpoint_every: int | None = Field(default=None, ge=0)
     resume: bool = False  # continue a run in `out` from its last checkpoint
+    # -- sharding (societies.sharding): rule-brain diffusion / opinion runs over Ray actors by graph partition
+    shards: int = Field(default=1, ge=1)  # 1 = one process, no Ray
+    # counter-based randomness keyed by (seed, edge) / (seed, round, agent), so any shard count gives the
+    # same run; None = on iff shards > 1 (`shards=1 keyed=true` is the unsharded reference of a sharded run)
+    keyed: bool | None = None
+    ray_address: str | None = None  # shards > 1: an existing Ray cluster; None starts a local Ray
 
     @property
     def checkpoint_rounds(self) -> int:
@@ -84,6 +180,19 @@ class SocietyRunConfig(Strict):
         if self.checkpoint_every is not None:
             return self.checkpoint_every
         return 1 if self.brain.name != RULE else 0
+
+    @property
+    def keyed_randomness(self) -> bool:
+        """Whether the rules draw keyed randomness (always when sharded)."""
+        return self.keyed if self.keyed is not None else self.shards > 1
+
+    @model_validator(mode="after")
+    def _sharded_runs_are_keyed(self) -> SocietyRunConfig:
+        if self.shards > 1 and self.keyed is False:
+            raise ValueError(
+                "shards > 1 needs keyed randomness (keyed=true or unset): draws must not depend on the shard"
+            )
+        return self
 
     @field_validator("agents", "rounds", "seed", "trajectory_agents", mode="before")
     @classmethod
@@ -107,7 +216,12 @@ def build(cfg: SocietyRunConfig) -> tuple[SocietyEnv, Rule]:
         graph = build_graph(cfg.graph, n, cfg.seed, default="complete")
         o = cfg.opinion
         rule = Deffuant(o.threshold) if o.model == "deffuant" else DeGroot()
-        op = OpinionScenario(graph, mu=o.mu, personas=personas if personas and len(personas) == graph.n else None)
+        op = OpinionScenario(
+            graph,
+            mu=o.mu,
+            personas=personas if personas and len(personas) == graph.n else None,
+            pairing_key=stream_key(cfg.seed, PAIRING_STREAM) if cfg.keyed_randomness else None,
+        )
         if op.personas is None and cfg.activity < 1:
             op.activity = np.full(op.n, cfg.activity)
         return SocietyEnv(op, cfg.rounds), rule
@@ -120,10 +234,98 @@ def build(cfg: SocietyRunConfig) -> tuple[SocietyEnv, Rule]:
             personas=personas if personas and len(personas) == graph.n else None,
             activity=cfg.activity,
         )
-        return SocietyEnv(di, cfg.rounds), IndependentCascade(d.p)
+        ic_key = stream_key(cfg.seed, IC_STREAM) if cfg.keyed_randomness else None
+        return SocietyEnv(di, cfg.rounds), IndependentCascade(d.p, key=ic_key)
+    if cfg.scenario == "town":
+        return _build_town(cfg)
+    if cfg.scenario == "feed":
+        return _build_feed(cfg, personas)
+    if cfg.scenario == "public_goods":
+        return _build_public_goods(cfg, personas)
     c = cfg.cooperation
     strategies = [c.strategies[i % len(c.strategies)] for i in range(n)]
     if personas is not None:
         personas = [p.model_copy(update={"traits": {"strategy": s}}) for p, s in zip(personas, strategies)]
     sc = CooperationScenario(n, match_length=c.match_length, personas=personas)
     return SocietyEnv(sc, cfg.rounds), IPDStrategies(strategies)
+
+
+def _build_public_goods(cfg: SocietyRunConfig, personas: list[Persona] | None) -> tuple[SocietyEnv, Rule]:
+    """Public goods: strategies cycled over the agents, kept in the personas' traits and the metrics' labels."""
+    from societies.env import SocietyEnv
+    from societies.rules import PublicGoodsStrategies
+    from societies.scenarios.public_goods import PublicGoodsScenario
+
+    p, n = cfg.public_goods, cfg.agents
+    strategies = [p.strategies[i % len(p.strategies)] for i in range(n)]
+    if personas is not None:
+        personas = [q.model_copy(update={"traits": {**q.traits, "strategy": s}}) for q, s in zip(personas, strategies)]
+    sc = PublicGoodsScenario(
+        n,
+        group_size=p.group_size,
+        r=p.r,
+        endowment=p.endowment,
+        reputation=p.reputation,
+        recency=p.recency,
+        personas=personas,
+        labels=strategies,
+    )
+    if personas is None and cfg.activity < 1:
+        sc.activity = np.full(n, cfg.activity)
+    return SocietyEnv(sc, cfg.rounds), PublicGoodsStrategies(strategies, bias=p.bias, start=p.start, spread=p.spread)
+
+
+def _build_feed(cfg: SocietyRunConfig, personas: list[Persona] | None) -> tuple[SocietyEnv, Rule]:
+    """The feed: follows start as the social graph; interests are a seeded draw, kept in the personas' traits."""
+    from societies.env import SocietyEnv
+    from societies.rules import FeedRule
+    from societies.scenarios.feed import FeedScenario, topic_table
+
+    f = cfg.feed
+    graph = build_graph(cfg.graph, cfg.agents, cfg.seed, default="erdos_renyi")
+    interest = np.random.default_rng([cfg.seed, 0xFE]).integers(0, f.topics, size=graph.n)
+    if personas is not None and len(personas) == graph.n:
+        names = [name for name, _ in topic_table(f.topics)]
+        personas = [
+            p.model_copy(update={"traits": {**p.traits, "interest": names[t]}})
+            for p, t in zip(personas, interest.tolist())
+        ]
+    else:
+        personas = None
+    sc = FeedScenario(
+        graph,
+        recommender=f.recommender,
+        feed_size=f.feed_size,
+        window=f.window,
+        topics=f.topics,
+        n_seeds=min(f.seeds, graph.n),
+        interest=interest,
+        personas=personas,
+        activity=cfg.activity,
+        embedder=f.embedder,
+    )
+    return SocietyEnv(sc, cfg.rounds), FeedRule(f.p_repost, f.p_like, f.p_follow, f.p_post, f.off_topic)
+
+
+def _build_town(cfg: SocietyRunConfig) -> tuple[SocietyEnv, Rule]:
+    """The small town: its own cast of personas (occupation, home, routine, acquaintances in the traits)."""
+    from societies.env import SocietyEnv
+    from societies.rules import TownRoutine
+    from societies.scenarios.town import TownScenario, town_personas
+
+    t = cfg.town
+    sc = TownScenario(
+        town_personas(cfg.agents, cfg.seed, activity=cfg.activity),
+        start_hour=t.start_hour,
+        end_hour=t.end_hour,
+        step_minutes=t.step_minutes,
+        news=t.news,
+        news_keywords=t.news_keywords,
+        informed=t.informed,
+        party_location=t.party_location,
+        party_hour=t.party_hour,
+        party_hours=t.party_hours,
+        max_conversation_turns=t.max_conversation_turns,
+        max_say_chars=t.max_say_chars,
+    )
+    return SocietyEnv(sc, cfg.rounds), TownRoutine(t.talk_cooldown)

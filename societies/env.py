@@ -178,6 +178,10 @@ class Scenario(ABC):
         """(final reward, success) of agent i's episode in its trajectory record."""
         return 0.0, False
 
+    def report(self) -> dict[str, Any]:
+        """What the run did in words, for `report.json` (e.g. the town's utterances); empty = no report."""
+        return {}
+
 
 class SocietyEnv(ParallelEnv):
     """A scenario as a PettingZoo Parallel env with text observations and actions."""

@@ -66,8 +66,18 @@ class SocialGraph:
         if self.complete:
             other = rng.integers(0, self.n - 1, size=idx.size)
             return other + (other >= idx)  # skip oneself
+        return self.neighbor_at(idx, rng.random(idx.size))
+
+    def neighbor_at(self, idx: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The neighbour that uniform `u[k]` in [0, 1) picks for node `idx[k]` (-1 for an isolated node).
+
+        Separate from the draw so keyed draws (`societies.keyed`) pick the same partner on any shard."""
+        idx = np.asarray(idx, dtype=np.int64)
+        if self.complete:
+            other = np.floor(u * (self.n - 1)).astype(np.int64)
+            return other + (other >= idx)  # skip oneself
         deg = self.indptr[idx + 1] - self.indptr[idx]
-        pick = np.floor(rng.random(idx.size) * np.maximum(deg, 1)).astype(np.int64)
+        pick = np.floor(u * np.maximum(deg, 1)).astype(np.int64)
         out = self.indices[np.minimum(self.indptr[idx] + pick, max(self.indices.size - 1, 0))].astype(np.int64)
         out[deg == 0] = -1
         return out

@@ -1,4 +1,4 @@
-"""`python -m societies.run scenario=<opinion|diffusion|cooperation> agents=N rounds=R seed=S out=DIR`.
+"""`python -m societies.run scenario=<opinion|diffusion|cooperation|public_goods|...> agents=N rounds=R seed=S out=DIR`.
 
 Runs a society: rule agents on the fast path (vectorised moves, no text for agents nobody records),
 brain agents per seat through the Agent, and writes, in `out`:
@@ -12,6 +12,9 @@ brain agents per seat through the Agent, and writes, in `out`:
   acted at least once), in the project's trajectory schema, so the exports and the PRM read them:
   a step per round the agent acted; its observation is what the agent saw at its next decision;
 - `summary.json`: config, rounds, final metrics, timings (and the brain seats' agent-steps/s and cache counts);
+- `report.json`: the scenario's own account when it has one (the town: who heard the news from whom,
+  who came to the party, every utterance); `reflections.json`: brain seats' reflections and lessons
+  (reflective memories; the end of the run is the end of their episode);
 - `llm_cache.sqlite`: every brain call of the seats (`societies.cache`), so a rerun replays it;
 - `checkpoint.pkl` while running: the state after the last finished round (`societies.checkpoint`).
 
@@ -37,8 +40,9 @@ import numpy as np
 import agents
 from agents.cli import hydra_command
 from agents.config import ConfigError, validate_config
+from agents.core.loop import decision_fields as core_decision_fields
 from agents.core.loop import episode_summary
-from agents.trajectories.schema import CandidateRecord, EpisodeRecord, StepRecord
+from agents.trajectories.schema import EpisodeRecord, StepRecord
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
 from societies.cache import CACHE_FILE, CallCache
 from societies.checkpoint import clear_checkpoint, load_checkpoint, save_checkpoint
@@ -66,23 +70,11 @@ class _Track:
 
 
 def decision_fields(turn: Turn, keep_messages: bool) -> dict[str, Any]:
-    """A brain seat's decision as StepRecord fields (as `agents.core.loop` records a step)."""
-    out, parsed = turn.decision.output, turn.decision.parsed
+    """A brain seat's decision as StepRecord fields, recorded as `agents.core.loop` records a step."""
+    parsed = turn.decision.parsed
     return {
-        "messages": turn.decision.percept.messages if keep_messages else None,
-        "raw_output": out.text,
-        "thought": parsed.thought,
+        **core_decision_fields(turn.decision, keep_messages),
         "parse_error": parsed.error if parsed.action is None else None,
-        "tokens_in": out.tokens_in,
-        "tokens_out": out.tokens_out,
-        "latency_s": out.latency_s,
-        "logprobs": out.logprobs,
-        "candidates": [
-            CandidateRecord(text=c.text, logprob=c.logprob, n_tokens=c.n_tokens, score=c.score) for c in out.candidates
-        ]
-        if out.candidates
-        else None,
-        "memory_context": turn.decision.percept.memory_context or None,
     }
 
 
@@ -467,6 +459,12 @@ class SocietyRun:
         for rec in records:
             store.append(rec)
         self.series.write(out / "metrics.json")
+        t_end = time.perf_counter()
+        reflections = self._end_seats(result) if self.seats is not None else {}
+        t_end = time.perf_counter() - t_end
+        report = self.env.scenario.report()
+        if report:
+            atomic_write_text(out / "report.json", json.dumps(report, indent=1, default=str))
         plots = self._plots() if cfg.plots else []
         summary = {
             "config": cfg.model_dump(),
@@ -490,6 +488,8 @@ class SocietyRun:
                 "tokens_in": self.brain_tokens[0],
                 "tokens_out": self.brain_tokens[1],
                 "cache": self.cache.stats(),
+                "reflections": sum(r["reflections"] for r in reflections.values()),
+                "end_s": round(t_end, 3),
             }
         atomic_write_text(out / "summary.json", json.dumps(summary, indent=1, default=str))
         clear_checkpoint(out)  # the run is complete: its outputs are the record now
@@ -497,15 +497,39 @@ class SocietyRun:
         log.info("%s: %d rounds, %d trajectories, outputs in %s", cfg.scenario, result.round, len(records), out)
         return summary
 
+    def _end_seats(self, result: RoundResult) -> dict[str, dict[str, Any]]:
+        """End the seats' episode (a reflective memory reflects on the day) and write their lessons.
+
+        The society is one long episode; like `agents.core.loop`, its end goes to each seat's memory."""
+        assert self.seats is not None
+        sc = self.env.scenario
+        outcomes = {}
+        for i in self.seats.agents:
+            reward, success = sc.agent_outcome(i)
+            outcomes[i] = {
+                "reward": reward,
+                "total_reward": float(sum(s.reward for s in self.recorder.tracks[i].steps)),
+                "success": success,
+                "terminated": result.terminated,
+                "truncated": result.truncated,
+                "truncation_reason": "max_steps" if result.truncated else None,
+            }
+        self.seats.end(outcomes)
+        reflections = {agent_id(i): r for i, r in self.seats.reflections().items()}
+        if reflections:
+            atomic_write_text(self.out / "reflections.json", json.dumps(reflections, indent=1))
+        return reflections
+
     def _plots(self) -> list[str]:
         from societies.plots import plot_metrics, plot_network, plot_paths
 
         cfg, sc, out = self.cfg, self.env.scenario, self.out
         plots = [plot_metrics(self.series, out / "metrics.png").name]
-        if hasattr(sc, "graph") or cfg.scenario == "cooperation":
+        if hasattr(sc, "graph") or cfg.scenario in ("cooperation", "public_goods"):  # no graph: nodes on a circle
             from societies.graphs import complete_graph
 
-            graph = getattr(sc, "graph", None) or complete_graph(sc.n)
+            # a scenario whose graph changes (the feed's follows) plots its final graph
+            graph = sc.network() if hasattr(sc, "network") else getattr(sc, "graph", None) or complete_graph(sc.n)
             plots.append(
                 plot_network(graph, sc.node_state(), out / "network.png", f"{cfg.scenario}: final state", cfg.seed).name
             )
@@ -538,6 +562,10 @@ class SocietyRun:
 
 def run_society(cfg: SocietyRunConfig) -> dict[str, Any]:
     """Run one society (or resume it, with `resume=true`) and write its outputs; returns the summary."""
+    if cfg.shards > 1:  # rule societies over Ray actors by graph partition
+        from societies.sharding import run_sharded_society
+
+        return run_sharded_society(cfg)
     run = SocietyRun(cfg)
     try:
         return run.run()

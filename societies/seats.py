@@ -129,8 +129,9 @@ class BrainSeats:
                 brain = brain.fork(seed * 1_000_003 + i)  # reads its env (the scripted expert): one per seat
             if isinstance(brain, EnvBoundBrain):
                 brain.bind_env(SeatView(env, rule, i, seed))
-            memory = build_memory(memory_cfg, brain) if memory_cfg is not None else None
-            agent = build_agent(cached(brain, cache), agent_cfg, memory, seed=self.agent_seed(i))
+            seat_brain = cached(brain, cache)  # a memory's own calls (reflections, summaries) are cached too
+            memory = build_memory(memory_cfg, seat_brain) if memory_cfg is not None else None
+            agent = build_agent(seat_brain, agent_cfg, memory, seed=self.agent_seed(i))
             agent.reset(sc.instruction(i), seed=self.agent_seed(i))
             self.agents[i] = agent
 
@@ -179,6 +180,21 @@ class BrainSeats:
                 t.action, sc.observe(i), float(rewards[i]), self.env.info(agent_id(i)), feedback=feedback
             )
 
+    def end(self, outcomes: dict[int, dict[str, Any]]) -> None:
+        """The society's episode is over: each seat's memory gets its outcome (a reflective memory reflects)."""
+        for i, agent in self.agents.items():
+            agent.end(outcomes[i])
+
+    def reflections(self) -> dict[int, dict[str, Any]]:
+        """Each seat's reflections so far: how many, and the lessons they wrote (reflective memories only)."""
+        out = {}
+        for i, agent in self.agents.items():
+            parts = getattr(agent.memory, "parts", [agent.memory])
+            for part in parts:
+                if part is not None and hasattr(part, "reflections") and hasattr(part, "lessons"):
+                    out[i] = {"reflections": int(part.reflections), "lessons": [l.text for l in part.lessons]}
+        return out
+
     # -- checkpoints -----------------------------------------------------------------------------
     def state(self) -> dict[int, dict[str, Any]]:
         """Each seat's agent state (instruction, step, pending feedback, seed, transcript, memory) as plain data."""
@@ -206,7 +222,8 @@ class BrainSeats:
         observation = sc.observe(i)
         recalled = ""
         if agent.memory is not None:
-            recalled = copy.deepcopy(agent.memory).build_context(
+            # the copy shares the seat's brain (a memory that reflects holds it; a model is not copyable)
+            recalled = copy.deepcopy(agent.memory, {id(agent.brain): agent.brain}).build_context(
                 question, agent.memory_budget_tokens, agent.brain.count_tokens
             )
         if not writes_text(agent.brain):

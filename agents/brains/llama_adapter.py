@@ -37,6 +37,8 @@ REQUIRED_INTERNALS: list[tuple[str, str]] = [
     ("llama_cpp", "llama_log_callback"),
     ("llama_cpp", "llama_max_parallel_sequences"),
     ("llama_cpp", "llama_get_logits"),
+    ("llama_cpp", "llama_get_memory"),
+    ("llama_cpp", "llama_memory_seq_pos_max"),
     ("llama_cpp", "llama_batch.token"),
     ("llama_cpp", "llama_batch.pos"),
     ("llama_cpp", "llama_batch.n_seq_id"),
@@ -298,8 +300,53 @@ class LlamaRuntime:
         """Remove every KV cell of sequence `seq`."""
         self.llm._ctx.kv_cache_seq_rm(seq, -1, -1)
 
-    def decode_sequences(self, ctx_len: int, seqs: Sequence[Sequence[int]]) -> np.ndarray:
-        """Decode each token list as its own sequence (ids 1..) continuing the first `ctx_len` cached tokens.
+    def seq_length(self, seq: int) -> int:
+        """Positions sequence `seq` holds cells for (its highest position + 1; 0 when empty)."""
+        import llama_cpp
+
+        return int(llama_cpp.llama_memory_seq_pos_max(llama_cpp.llama_get_memory(self.llm._ctx.ctx), seq)) + 1
+
+    def copy_prefix(self, src: int, dst: int, n: int) -> None:
+        """Give sequence `dst` the cells of `src` at positions < n (shared, not copied)."""
+        self.llm._ctx.kv_cache_seq_cp(src, dst, 0, n)
+
+    def decode_batch(self, items: Sequence[tuple[int, int, Sequence[int], bool]]) -> list[np.ndarray]:
+        """Decode several sequences' tokens together: items are (seq, first position, tokens, all_logits).
+
+        Returns per item the logits rows of all its tokens (all_logits) or of its last token only. Tokens go
+        in decodes of at most n_batch, in item order, so a long item may span decodes. Why: prompts of many
+        agents (or many candidates) in one `llama_decode` instead of one call each.
+        """
+        import llama_cpp
+
+        ctx = self.llm._ctx
+        b = self.llm._batch.batch
+        flat = [
+            (seq, pos + j, t, k, all_logits or j == len(toks) - 1)
+            for k, (seq, pos, toks, all_logits) in enumerate(items)
+            for j, t in enumerate(toks)
+        ]
+        rows: list[list[np.ndarray]] = [[] for _ in items]
+        for start in range(0, len(flat), self.n_batch):
+            chunk = flat[start : start + self.n_batch]
+            b.n_tokens = 0
+            owners = []
+            for seq, pos, t, k, want in chunk:
+                i = b.n_tokens
+                b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = t, pos, 1, want
+                b.seq_id[i][0] = seq
+                b.n_tokens += 1
+                if want:
+                    owners.append(k)
+            ctx.decode(self.llm._batch)
+            if owners:
+                out = np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx.ctx), shape=(len(owners), self.n_vocab))
+                for r, k in enumerate(owners):
+                    rows[k].append(out[r].copy())
+        return [np.stack(r) if r else np.zeros((0, self.n_vocab), np.float32) for r in rows]
+
+    def decode_sequences(self, ctx_len: int, seqs: Sequence[Sequence[int]], first_seq: int = 1) -> np.ndarray:
+        """Decode each token list as its own sequence (ids first_seq..) continuing the first `ctx_len` cached tokens.
 
         Sequence i shares the context's cells (no copy). Returns the logits rows of all tokens,
         sequence after sequence; the view is valid until the next decode. The caller must keep
@@ -310,7 +357,7 @@ class LlamaRuntime:
         ctx = self.llm._ctx
         b = self.llm._batch.batch
         b.n_tokens = 0
-        for seq, toks in enumerate(seqs, start=1):
+        for seq, toks in enumerate(seqs, start=first_seq):
             ctx.kv_cache_seq_cp(0, seq, 0, ctx_len)
             for j, t in enumerate(toks):
                 k = b.n_tokens

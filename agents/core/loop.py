@@ -14,7 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from agents.brains.base import BrainOutput, EnvBoundBrain
+from agents.brains.base import EnvBoundBrain
 from agents.core.agent import Agent, Decision
 from agents.trajectories.schema import CandidateRecord, EpisodeRecord, EpisodeStats, Outcome, StepRecord
 from envs.capabilities import AsyncEnv
@@ -76,6 +76,34 @@ def episode_summary(
     return outcome, stats
 
 
+def decision_fields(decision: Decision, keep_messages: bool, keep_token_ids: bool = True) -> dict[str, Any]:
+    """A decision as StepRecord fields: what the brain produced, so every runner records steps alike."""
+    out = decision.output
+    candidates = None
+    if out.candidates:
+        candidates = [
+            CandidateRecord(text=c.text, logprob=c.logprob, n_tokens=c.n_tokens, score=c.score) for c in out.candidates
+        ]
+    fields: dict[str, Any] = dict(
+        messages=decision.percept.messages if keep_messages else None,
+        raw_output=out.text,
+        thought=decision.parsed.thought,
+        tokens_in=out.tokens_in,
+        tokens_out=out.tokens_out,
+        latency_s=out.latency_s,
+        logprobs=out.logprobs,
+        candidates=candidates,
+        memory_context=decision.percept.memory_context or None,
+    )
+    if keep_token_ids:  # token-in/token-out for RL trainers: no re-tokenizing
+        fields.update(
+            prompt_token_ids=out.prompt_token_ids,
+            output_token_ids=out.output_token_ids,
+            output_logprobs=out.output_logprobs,
+        )
+    return fields
+
+
 class EpisodeRunner:
     """Holds one episode's state between the agent's decisions and the env's answers."""
 
@@ -124,25 +152,9 @@ class EpisodeRunner:
 
     def apply(self, decision: Decision, env_result: tuple | None) -> None:
         """Record one step. `env_result` is None when the output did not parse (the env was not stepped)."""
-        out, parsed = decision.output, decision.parsed
-        candidates = None
-        if out.candidates:
-            candidates = [
-                CandidateRecord(text=c.text, logprob=c.logprob, n_tokens=c.n_tokens, score=c.score)
-                for c in out.candidates
-            ]
+        parsed = decision.parsed
         common: dict[str, Any] = dict(
-            index=len(self.steps),
-            messages=decision.percept.messages if self.keep_messages else None,
-            raw_output=out.text,
-            thought=parsed.thought,
-            tokens_in=out.tokens_in,
-            tokens_out=out.tokens_out,
-            latency_s=out.latency_s,
-            logprobs=out.logprobs,
-            candidates=candidates,
-            **(self._token_ids(out) if self.keep_token_ids else {}),
-            memory_context=decision.percept.memory_context or None,
+            index=len(self.steps), **decision_fields(decision, self.keep_messages, self.keep_token_ids)
         )
         if env_result is None:
             self.consecutive_invalid += 1
@@ -172,15 +184,6 @@ class EpisodeRunner:
             )
         elif len(self.steps) >= self.max_steps:
             self._cut("max_steps")
-
-    @staticmethod
-    def _token_ids(out: BrainOutput) -> dict[str, Any]:
-        """The brain's token-in/token-out (prompt ids, output ids, their logprobs), as step fields."""
-        return dict(
-            prompt_token_ids=out.prompt_token_ids,
-            output_token_ids=out.output_token_ids,
-            output_logprobs=out.output_logprobs,
-        )
 
     def _cut(self, reason: str) -> None:
         self.done, self.truncated, self.truncation_reason = True, True, reason

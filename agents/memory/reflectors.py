@@ -20,6 +20,12 @@ SYSTEM = (
     "similar task. Each lesson is one short imperative sentence, concrete and reusable. "
     "Output 1 to 3 lines, each starting with '- '."
 )
+PROGRESS_SYSTEM = (
+    "You review what an agent has done and seen so far in an ongoing task and write insights that will "
+    "help it in what follows. Each insight is one short sentence about this situation: the people, places, "
+    "news and plans that matter, and what to do next. Output 1 to 3 lines, each starting with '- '."
+)
+IN_PROGRESS = "in_progress"  # outcome key of a reflection made during an episode (no result yet)
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*(.+?)\s*$")
 
 
@@ -46,6 +52,14 @@ class BrainReflector:
 
     def reflect(self, instruction: str, events: list[MemoryItem], outcome: dict[str, Any]) -> list[str]:
         trace = "\n".join(render(e) for e in events)[-self.max_event_chars :]
+        if outcome.get(IN_PROGRESS):  # during the episode: insights on the situation, not a verdict
+            user = f"Task: {instruction}\n\nWhat happened so far:\n{trace}\n\nInsights:"
+            reply = ask(self.brain, PROGRESS_SYSTEM, user, max_tokens=self.max_tokens)
+            lessons = [l for l in parse_lessons(reply) if overlap_score(l, PROGRESS_SYSTEM) < 0.5]
+            if not lessons:
+                log.warning("reflection brain gave no usable insight; falling back to the rule reflector")
+                return RuleReflector().reflect(instruction, events, outcome)
+            return lessons
         verdict = "SUCCEEDED" if succeeded(outcome) else "FAILED"
         user = (
             f"Task: {instruction}\n\nWhat happened:\n{trace}\n\nOutcome: {verdict} ({outcome_text(outcome)})"
@@ -101,6 +115,13 @@ class RuleReflector:
         actions = [e.text.strip() for e in events if e.kind == "action" and e.text.strip()]
         path = " -> ".join(actions[: self.max_actions]) + (" -> ..." if len(actions) > self.max_actions else "")
         task = instruction.strip()[:120]
+        if outcome.get(IN_PROGRESS):  # during the episode: what was done, and the latest thing seen
+            if path:
+                lessons.append(f"So far on '{task}': {path}")
+            seen = next((e for e in reversed(events) if e.kind == "observation"), None)
+            if seen is not None:
+                lessons.append(f"Most recently: {' '.join(seen.text.split())[: self.max_verdict_chars]}")
+            return lessons
         if succeeded(outcome):
             if path:
                 lessons.append(f"For a task like '{task}', this worked in {len(actions)} steps: {path}")

@@ -50,7 +50,15 @@ from envs.spaces import FreeText
 DEFAULT_TASK = "example-kv-delete"
 ALL_TASKS = "all"  # task="all": every shipped task, the one of an episode chosen by its seed (sorted names, seed % n)
 MAX_OBS_CHARS = 100_000
-ENV_BACKENDS = ("bwrap", "docker", "local")
+ENV_BACKENDS = ("bwrap", "docker")
+LOCAL_REFUSED = (
+    "the coding env does not run on the 'local' backend: its commands would run on the host as this user "
+    "(root here), with no /workspace or /grader (tasks, the grader and reference solutions use those paths), "
+    "no private loopback (the task's service port would clash with the host's and other envs'), no way to turn "
+    "the network off, and no way to stop every process of the agent before grading, so grades would not be "
+    "trustworthy. Use backend='bwrap' (or 'docker' where an engine runs); to try commands by hand without "
+    "isolation, use envs.coding.sandbox.make_sandbox('local', allow_unsafe=True)"
+)
 # The oracle (the scripted expert's solution run) is recognised by this exact command. The key is
 # per process, so a recorded trajectory cannot replay it elsewhere, and an agent cannot guess it.
 ORACLE_KEY = secrets.token_hex(8)
@@ -94,21 +102,21 @@ class CodingEnv(gym.Env):
         allow_task_path: bool = True,
     ) -> None:
         """`task`: a shipped task's name (or, when `allow_task_path`, a task folder's path: operators
-        only; the env server never allows it). `backend`: bwrap (default) / docker / local.
-        `limits`: the sandbox's `Limits` (or a dict of its fields). `command_timeout`: wall time of one
+        only; the env server never allows it). `backend`: bwrap (default) or docker (`local` is refused:
+        `LOCAL_REFUSED` says why).
+        `limits`: the sandbox's `Limits` (or a dict of its fields; the task's `storage_mb`, when it has one, is
+        the workspace's disk quota unless `disk_bytes` is given). `command_timeout`: wall time of one
         bash call. `output_chars`: what a tool's observation keeps (head and tail). `network`:
         default the task's `allow_internet`."""
+        if backend == "local":
+            raise ValueError(LOCAL_REFUSED)
         if backend not in ENV_BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(ENV_BACKENDS)}")
-        if backend != "bwrap":
-            # both need read-only mounts of the deps cache and the grader's stash, which only the
-            # bwrap sandbox offers today (`ro_binds`); see docs/coding.md "What's left"
-            raise ValueError(f"the coding env runs on the bwrap backend only so far ({backend!r} lacks ro_binds)")
         self._all: list[str] | None = sorted(shipped_tasks()) if task == ALL_TASKS else None
         self.task: CodingTask = load_task(self._all[0] if self._all else task, allow_path=allow_task_path)
         self.backend = backend
-        self.limits = limits if isinstance(limits, Limits) else Limits(**(limits or {}))
-        self.command_timeout = min(command_timeout, self.limits.timeout_s)
+        self._limits = limits if isinstance(limits, Limits) else Limits(**(limits or {}))
+        self.command_timeout = min(command_timeout, self._limits.timeout_s)
         self.output_chars = output_chars
         self._network = network
         self.network = self.task.allow_internet if network is None else network
@@ -133,6 +141,15 @@ class CodingEnv(gym.Env):
         self.task = load_task(name, allow_path=False)
         self.network = self.task.allow_internet if self._network is None else self._network
         self.instruction = self._instruction()
+
+    @property
+    def limits(self) -> Limits:
+        """The sandbox's limits: the caller's, with the task's `storage_mb` as the workspace's disk
+        quota unless the caller set `disk_bytes` itself."""
+        lim, mb = self._limits, self.task.storage_mb
+        if mb is None or "disk_bytes" in lim.model_fields_set:
+            return lim
+        return lim.model_copy(update={"disk_bytes": mb * 1024**2})
 
     def _instruction(self) -> str:
         t = self.task

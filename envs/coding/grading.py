@@ -8,7 +8,7 @@
    `sh start.sh`, which the agent wrote) in /workspace, with `SERVICE_PORT` / `PORT` set;
 3. wait (bounded) until 127.0.0.1:port accepts a connection;
 4. copy the hidden tests in only now, into the stash (a folder mounted read-only outside the
-   workspace: `/grader` in a bwrap sandbox), and run `pytest -rA` on them with the task's venv;
+   workspace: `/grader` in a bwrap or Docker sandbox), and run `pytest -rA` on them with the task's venv;
 5. parse the per-test outcomes from pytest's summary; reward 1 only when every test passed;
 6. stop the service, empty the stash.
 
@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from envs.coding.sandbox import Sandbox
 from envs.coding.tasks.model import CodingTask
 
-GRADER_MOUNT = "/grader"  # where the stash appears inside a bwrap sandbox
+GRADER_MOUNT = "/grader"  # where the stash appears inside the sandbox (bwrap, docker)
 PORT_WAIT_S = 20.0
 LOG_CHARS = 2_000
 SERVICE_LOG = "/tmp/.agentsim-service.log"
@@ -76,7 +76,7 @@ class Grade(BaseModel):
 class Stash:
     """A host folder the sandbox sees read-only at `inner` (empty except while grading / the oracle runs).
 
-    bwrap: mounted with `ro_binds` at /grader; local: the host folder itself."""
+    Mounted with the sandbox's `ro_binds` (bwrap and docker) at /grader; the host folder's changes show live."""
 
     def __init__(self, inner: str | None = None) -> None:
         self.host = Path(tempfile.mkdtemp(prefix="agentsim-stash-"))
@@ -107,7 +107,8 @@ class Stash:
 
 
 def keep_pids(sandbox: Sandbox) -> list[int]:
-    """The sandbox's own processes (its init's children: bwrap's lifeline), recorded right after start."""
+    """The sandbox's own processes (its init's children: bwrap's lifeline, Docker's `sleep infinity`),
+    recorded right after start."""
     if sandbox.backend == "local":
         return []
     res = sandbox.exec("cat /proc/1/task/1/children", timeout=10)

@@ -7,7 +7,9 @@ The rules that make this Deffuant bounded confidence or DeGroot averaging are in
 `societies.rules`; the env only carries out the moves. Partners are one uniformly random
 neighbour per agent per round (on a complete graph: anyone else), a vectorised variant of
 Deffuant's random pair picking; each agent updates only itself, so both sides of a
-meeting compromise only if both choose to.
+meeting compromise only if both choose to. With `pairing_key` the partner pick is a keyed hash
+of (key, round, agent) (`societies.keyed`) instead of the env's generator, so a sharded run
+(`societies.sharding`) picks the same partners on any number of shards.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import numpy as np
 from envs.contract import excerpt
 from societies.env import Moves, Scenario, agent_id
 from societies.graphs import SocialGraph
-from societies.metrics import n_clusters, polarization
+from societies.keyed import keyed_uniform
+from societies.metrics import cluster_labels, neighbor_assortativity, partition_modularity, polarization
 from societies.personas import Persona
 
 KEEP, COMPROMISE, STATE = 1, 2, 3
@@ -42,6 +45,7 @@ class OpinionScenario(Scenario):
         personas: list[Persona] | None = None,
         initial: np.ndarray | None = None,
         cluster_gap: float = 0.02,
+        pairing_key: int | None = None,
     ) -> None:
         super().__init__(graph.n, personas)
         if not 0 < mu <= 1:
@@ -50,6 +54,7 @@ class OpinionScenario(Scenario):
         self.mu = mu
         self.initial = initial
         self.cluster_gap = cluster_gap
+        self.pairing_key = pairing_key  # None: partners from the env's generator; else keyed by (round, agent)
         self.x = np.zeros(self.n)
         self.partner = np.full(self.n, -1, dtype=np.int64)
         self.last_change = 0.0
@@ -61,7 +66,11 @@ class OpinionScenario(Scenario):
     def begin_round(self, rng: np.random.Generator) -> None:
         super().begin_round(rng)
         self.partner = np.full(self.n, -1, dtype=np.int64)
-        self.partner[self.active] = self.graph.random_neighbor(self.active, rng)
+        if self.pairing_key is None:
+            self.partner[self.active] = self.graph.random_neighbor(self.active, rng)
+        else:
+            u = keyed_uniform(self.pairing_key, self.round, self.active)
+            self.partner[self.active] = self.graph.neighbor_at(self.active, u)
 
     def apply(self, moves: Moves, rng: np.random.Generator) -> np.ndarray:
         new = self.x.copy()
@@ -119,13 +128,23 @@ class OpinionScenario(Scenario):
 
     # -- measurement ---------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:
-        return {
+        """Opinion metrics; on a real graph also the echo-chamber ones: the modularity of the graph split
+        by opinion cluster (high when clusters sit in separate parts of the graph) and the neighbours'
+        opinion assortativity. Complete mixing has no structure to measure (any split of it has Q <= 0)."""
+        labels = cluster_labels(self.x, gap=self.cluster_gap)  # one sort gives both cluster counts
+        sizes = np.bincount(labels)
+        out = {
             "mean_opinion": float(self.x.mean()),
             "polarization": polarization(self.x),
-            "clusters": float(n_clusters(self.x, gap=self.cluster_gap, min_share=0.01)),
-            "clusters_all": float(n_clusters(self.x, gap=self.cluster_gap, min_share=0.0)),
+            "clusters": float(np.sum(sizes >= max(0.01 * self.n, 1))),
+            "clusters_all": float(sizes.size),
             "max_change": self.last_change,
         }
+        if not self.graph.complete:
+            g = self.graph
+            out["modularity"] = partition_modularity(g.indptr, g.indices, labels)
+            out["opinion_assortativity"] = neighbor_assortativity(g.indptr, g.indices, self.x)
+        return out
 
     def node_state(self) -> np.ndarray:
         return self.x.copy()

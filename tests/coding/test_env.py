@@ -14,7 +14,7 @@ import pytest
 import envs  # noqa: F401  (registers agentsim/Coding-v0)
 from envs.coding.env import ALL_TASKS, ORACLE_ACTION, CodingEnv
 from envs.coding.expert import expert_plan
-from envs.coding.sandbox import unavailable_reason
+from envs.coding.sandbox import Limits, unavailable_reason
 from envs.coding.tools import ActionError, parse_action, tool_call_action, tool_schemas
 from envs.contract import check_text_env, restore_env, snapshot_env
 
@@ -63,6 +63,43 @@ def test_parse_text_and_json_forms() -> None:
 
 
 # --- the env -------------------------------------------------------------------------------------------
+
+
+def test_local_backend_is_refused_with_the_reason() -> None:
+    with pytest.raises(ValueError, match="does not run on the 'local' backend.*/workspace.*backend='bwrap'"):
+        CodingEnv(task="example-kv-delete", backend="local")
+    with pytest.raises(ValueError, match="unknown backend 'chroot'; choose one of bwrap, docker"):
+        CodingEnv(task="example-kv-delete", backend="chroot")
+
+
+def test_task_storage_mb_is_the_workspace_disk_quota() -> None:
+    """Harbor's `[environment] storage_mb` bounds the workspace unless the caller sets disk_bytes."""
+    env = CodingEnv(task="example-kv-delete")  # its task.toml: storage_mb = 1024
+    assert env.task.storage_mb == 1024 and env.limits.disk_bytes == 1024 * 1024**2
+    mine = CodingEnv(task="example-kv-delete", limits={"disk_bytes": 3 * 1024**3, "disk_files": 500})
+    assert mine.limits.disk_bytes == 3 * 1024**3 and mine.limits.disk_files == 500
+    plain = CodingEnv(task="example-greeting-start")  # no storage_mb: the default quota
+    assert plain.task.storage_mb is None and plain.limits.disk_bytes == Limits().disk_bytes
+
+
+@needs_bwrap
+def test_a_disk_flood_fails_with_a_clear_message() -> None:
+    env = CodingEnv(task="example-kv-delete", limits={"disk_bytes": 32 * 1024**2, "disk_files": 400})
+    try:
+        env.reset(seed=0)
+        obs, reward, term, _, info = env.step("bash[head -c 100M /dev/zero > big]")
+        assert "error" not in info and not term and "[disk quota" in obs and "Limits.disk_bytes" in obs
+        if env.sandbox.disk is not None and env.sandbox.disk.mode == "loop":
+            assert "No space left on device" in obs
+        obs, *_ = env.step("bash[for i in $(seq 1 1000); do : > f$i || break; done; ls | wc -l]")
+        assert "[disk quota" in obs and "Limits.disk_files" in obs
+        obs, *_ = env.step("bash[rm -f big f* && echo ok > small.txt && cat small.txt]")
+        assert obs.startswith("ok\n") and "[disk quota" not in obs
+        env.reset(seed=0)  # the pristine workspace comes back
+        obs, *_ = env.step("bash[ls]")
+        assert obs.startswith("server.py\n")
+    finally:
+        env.close()
 
 
 @needs_bwrap

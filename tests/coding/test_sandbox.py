@@ -3,10 +3,13 @@ for files, snapshots and output capping), plus the local backend and the factory
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -26,6 +29,7 @@ from envs.coding.sandbox import (
 )
 from envs.coding.sandbox.base import _CappedBuffer
 from envs.coding.sandbox.cgroup import cgroup_unavailable_reason
+from envs.coding.sandbox.disk import loop_unavailable_reason, reap_stale
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -122,17 +126,23 @@ def test_unreachable_workspace_is_refused_with_the_reason(tmp_path: Path) -> Non
         make_sandbox("bwrap", workspace=tmp_path / "ws")
 
 
-def test_ro_binds(reachable_dir: Path) -> None:
-    if unavailable_reason("bwrap"):
-        pytest.skip(unavailable_reason("bwrap"))
+def test_ro_binds(backend: str, reachable_dir: Path) -> None:
+    """Every isolating backend: a host folder visible read-only where asked (the env's deps cache and
+    /grader stash need it), changes on the host visible live, writes refused."""
     reachable_dir.chmod(0o755)
-    cache = reachable_dir / "venv"
+    cache, stash = reachable_dir / "venv", reachable_dir / "stash"
     cache.mkdir()
+    stash.mkdir()
     (cache / "lib.txt").write_text("prepared\n")
-    with make_sandbox("bwrap", ro_binds={str(cache): "/opt/venv"}) as sb:
+    with make_sandbox(backend, ro_binds={str(cache): "/opt/venv", str(stash): str(stash)}) as sb:
         assert sb.exec("cat /opt/venv/lib.txt").stdout == "prepared\n"
-        assert sb.exec("touch /opt/venv/x").exit_code != 0
-    assert not (cache / "x").exists()
+        (stash / "later.txt").write_text("added on the host\n")  # how the grader's stash is filled
+        assert sb.exec(f"cat {stash}/later.txt").stdout == "added on the host\n"
+        for target in ("/opt/venv/x", f"{stash}/x"):
+            assert sb.exec(f"touch {target}").exit_code != 0
+    assert not (cache / "x").exists() and not (stash / "x").exists()
+    if backend != "bwrap":
+        return
     sb = make_sandbox("bwrap", ro_binds={"/root": "/opt/root"}, start=False)
     with pytest.raises(SandboxError, match="not reachable"):
         sb.start()
@@ -170,6 +180,99 @@ def test_sandbox_wide_memory_cgroup() -> None:
         stats = sb.cgroup.stats()
     assert res.stdout.count("ALIVE") < 4
     assert stats["memory_peak_bytes"] <= 256 * 1024**2 and stats.get("oom_kills", 1) >= 1
+
+
+# -- disk quota (disk.py) ---------------------------------------------------------------------------
+def test_disk_quota_modes_and_usage(reachable_dir: Path) -> None:
+    """auto = the kernel way here (loop) when it works; the usage is the filesystem's own count."""
+    if unavailable_reason("bwrap"):
+        pytest.skip(unavailable_reason("bwrap"))
+    (reachable_dir / "pre.txt").write_text("from the host\n")
+    lim = Limits(disk_bytes=16 * 1024**2, disk_files=100)
+    with make_sandbox("bwrap", workspace=reachable_dir, limits=lim) as sb:
+        assert sb.disk is not None
+        if loop_unavailable_reason() is None:
+            assert sb.disk.mode == "loop"
+            df = sb.exec("df -P /workspace | tail -1").stdout.split()
+            assert int(df[1]) * 1024 < 2 * lim.disk_bytes  # the workspace is its own small filesystem
+        else:
+            assert sb.disk.mode == "watchdog"
+        assert sb.exec("cat pre.txt").stdout == "from the host\n"  # the files came along
+        sb.exec("mkdir d && head -c 1M /dev/zero > d/one")
+        usage = sb.disk_usage()
+        assert usage is not None and usage.files == 3 and 1024**2 <= usage.nbytes < 2 * 1024**2
+        assert not usage.full and "Limits.disk_bytes" in usage.describe()
+    # after close: the files are back in the caller's folder, which is a plain folder again
+    assert (reachable_dir / "d" / "one").stat().st_size == 1024**2
+    assert not os.path.ismount(reachable_dir)
+    with make_sandbox("bwrap", limits=lim, disk_quota="off") as sb:
+        assert sb.disk is None and sb.disk_usage() is None
+    with pytest.raises(ValueError, match="unknown disk_quota"):
+        make_sandbox("bwrap", disk_quota="xfs")
+
+
+def test_workspace_bigger_than_its_quota_is_refused(reachable_dir: Path) -> None:
+    if unavailable_reason("bwrap") or loop_unavailable_reason():
+        pytest.skip(unavailable_reason("bwrap") or loop_unavailable_reason())
+    (reachable_dir / "big.bin").write_bytes(os.urandom(3 * 1024**2))
+    with pytest.raises(SandboxError, match="already holds .* more than the disk quota.*Limits.disk_bytes"):
+        make_sandbox("bwrap", workspace=reachable_dir, limits=Limits(disk_bytes=2 * 1024**2))
+    assert (reachable_dir / "big.bin").stat().st_size == 3 * 1024**2 and not os.path.ismount(reachable_dir)
+
+
+def test_disks_of_a_dead_process_are_reaped(reachable_dir: Path) -> None:
+    """A process that dies holding a mounted workspace disk: the next one unmounts and deletes it."""
+    if loop_unavailable_reason():
+        pytest.skip(loop_unavailable_reason())
+    ws = reachable_dir / "ws"
+    ws.mkdir()
+    code = (
+        "import os, sys; from pathlib import Path; from envs.coding.sandbox.disk import LoopDisk\n"
+        f"d = LoopDisk(Path({str(ws)!r}), 8 * 2**20, 64); d.attach(); print(d.dir, flush=True); os._exit(0)"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True)
+    left = Path(out.stdout.strip())
+    assert left.is_dir() and os.path.ismount(ws)
+    assert reap_stale() >= 1
+    assert not left.exists() and not os.path.ismount(ws)
+
+
+def test_docker_plan_without_an_engine(reachable_dir: Path) -> None:
+    """What the Docker backend would ask the engine for (checked here even where no engine runs):
+    the host-userland image's tar, read-only binds of /usr and /etc with the secrets masked, and
+    the ro_binds read-only at their paths."""
+    import tarfile
+
+    pytest.importorskip("docker")
+    from envs.coding.sandbox.docker_backend import HIDDEN_FILES, DockerSandbox, host_mounts, host_rootfs_tar
+
+    data, tag = host_rootfs_tar()
+    assert (data, tag) == host_rootfs_tar()  # deterministic: imported once per engine
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+    assert all(not m.isfile() for m in members.values())  # only folders and links: no host file is copied
+    assert {"usr", "etc", "workspace", "tmp", "home/user", "sbin"} <= set(members)
+    if os.path.islink("/bin"):
+        assert members["bin"].issym() and members["bin"].linkname == os.readlink("/bin")
+    binds = dict((dest, src) for src, dest in host_mounts())
+    assert binds["/usr"] == "/usr" and binds["/etc"] == "/etc"
+    for f in HIDDEN_FILES:
+        if os.path.isfile(f):  # an empty file only root may read: `cat /etc/shadow` fails inside
+            assert os.path.getsize(binds[f]) == 0 and stat.S_IMODE(os.stat(binds[f]).st_mode) == 0
+    sb = DockerSandbox(ro_binds={str(reachable_dir): "/grader"})
+    try:
+        mounts = {m["Target"]: m for m in sb._mounts()}
+    finally:
+        sb.close()
+    assert mounts["/grader"]["Source"] == str(reachable_dir) and mounts["/grader"]["ReadOnly"] is True
+    assert mounts["/workspace"]["ReadOnly"] is False and mounts["/usr"]["ReadOnly"] is True
+    bad = DockerSandbox(ro_binds={"/nonexistent-agentsim": "/x"})
+    try:
+        with pytest.raises(SandboxError, match="does not exist"):
+            bad._mounts()
+    finally:
+        bad.close()
 
 
 # -- files ---------------------------------------------------------------------------------------

@@ -227,3 +227,77 @@ def test_wall_and_cpu_limits(make, record_property) -> None:
     assert not spin.timed_out and spin.exit_code in (128 + 24, 137)  # SIGXCPU at the soft = hard limit
     record_property("timeout_exec_s", round(res.duration_s, 3))
     record_property("cpu_spin_killed_after_s", round(spin.duration_s, 3))
+
+
+# -- disk flood -------------------------------------------------------------------------------------
+DISK = Limits(disk_bytes=64 * 1024**2, disk_files=2000, file_bytes=1024**3, timeout_s=120)
+# each loop stops at the first failed write (kernel quota: ENOSPC) or is killed (watchdog)
+BIG_FILE = "head -c 512M /dev/zero > big"
+MANY_MB = "i=0; while head -c 1M /dev/zero > mb$i 2>/dev/null; do i=$((i+1)); done; echo $i"
+MANY_FILES = (
+    'python3 -c "\nimport itertools\nfor i in itertools.count():\n'
+    "    try: open(f'f{i}', 'w').close()\n    except OSError as e: print(i, e); break\n\""
+)
+
+
+def _host_usage(root: Path) -> tuple[int, int]:
+    """(allocated bytes, entries) under the workspace, measured from the host."""
+    from envs.coding.sandbox.disk import _walk_usage
+
+    return _walk_usage(root)
+
+
+@pytest.mark.parametrize("quota", ["auto", "watchdog"])
+def test_disk_flood_is_contained(make, backend: str, quota: str, record_property) -> None:
+    """One big file, many 1 MiB files, many empty files: the workspace stays within its quota
+    (kernel: writes fail with ENOSPC; watchdog: the flood is killed), the action says so, and
+    the sandbox is usable again once files are deleted."""
+    sb = make(limits=DISK, disk_quota=quota)
+    assert sb.disk is not None
+    mode = sb.disk.mode
+    record_property("disk_mode", mode)
+    lim_b, lim_f = DISK.disk_bytes, DISK.disk_files
+    for name, cmd in (("big_file", BIG_FILE), ("many_mb", MANY_MB), ("many_files", MANY_FILES)):
+        res = sb.exec(cmd, timeout=120)
+        nbytes, files = _host_usage(sb.workspace)
+        record_property(f"{name}_host_bytes", nbytes)
+        record_property(f"{name}_host_files", files)
+        record_property(f"{name}_s", round(res.duration_s, 3))
+        assert not res.timed_out, f"{name}: the flood ran to the wall timeout"
+        assert res.disk_full, f"{name}: the result does not say the disk is full: {res.stderr[-300:]}"
+        assert "[disk quota" in res.stderr and "Limits.disk_bytes" in res.stderr
+        if mode == "loop":  # the kernel refused the writes: the workspace holds no more than its quota
+            assert "No space left on device" in res.stderr + res.stdout
+            assert nbytes <= lim_b + 2 * 1024**2, f"{name}: {nbytes} bytes on the host"
+            assert files <= lim_f + 64, f"{name}: {files} files on the host"
+            image = os.stat(sb.disk.image)  # type: ignore[union-attr]
+            record_property(f"{name}_image_bytes", image.st_blocks * 512)
+        else:  # the watchdog killed every process of the sandbox
+            assert res.disk_killed and res.exit_code != 0
+        usage = sb.disk_usage()
+        assert usage is not None and (usage.full or usage.over)
+        cleanup = sb.exec("rm -rf /workspace/* && echo fine > after.txt && cat after.txt", timeout=120)
+        assert cleanup.stdout == "fine\n" and not cleanup.disk_full, cleanup.stderr
+    assert sb.read_file("after.txt") == b"fine\n"
+    sb.write_file("host.txt", "the host can still write")  # host-side tools work after a flood
+
+
+def test_disk_flood_in_the_background_is_contained(make, record_property) -> None:
+    """A writer left running after its exec returned: bounded too (kernel: ENOSPC; watchdog: killed)."""
+    sb = make(limits=DISK)
+    sb.exec(f"nohup sh -c '{MANY_MB}' >/dev/null 2>&1 &")
+    for _ in range(600):
+        usage = sb.disk_usage()
+        assert usage is not None
+        if usage.full or usage.over:
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)  # let it try to go on
+    nbytes, _ = _host_usage(sb.workspace)
+    record_property("background_flood_host_bytes", nbytes)
+    if sb.disk.mode == "loop":  # type: ignore[union-attr]
+        assert nbytes <= DISK.disk_bytes + 2 * 1024**2
+    else:
+        assert sb.disk.kills >= 1  # type: ignore[union-attr]
+    res = sb.exec("rm -f mb* && echo ok")
+    assert res.stdout == "ok\n"

@@ -1,6 +1,7 @@
 """Every task folder under envs/coding/tasks/ (examples and the suite), checked by construction:
 the untouched repository fails its hidden tests (reward 0) and passes them after the reference
-solution (reward 1), graded by the env's own grader in a bwrap sandbox.
+solution (reward 1), graded by the env's own grader, on every isolating backend that runs here
+(bwrap; Docker where an engine answers, else skipped with the reason).
 
 Not marked slow: it runs in CI. Dependencies come from the shared cache (one venv per requirement
 set, `envs/coding/deps.py`), so after the first build each task costs two gradings.
@@ -14,8 +15,8 @@ from envs.coding.env import ORACLE_ACTION, CodingEnv
 from envs.coding.sandbox import unavailable_reason
 from envs.coding.tasks import TASKS_ROOT, load_task_dir, task_dirs
 
-REASON = unavailable_reason("bwrap")
 FOLDERS = task_dirs()
+BACKENDS = ("bwrap", "docker")  # docker: where an engine answers, else skipped with the reason
 
 
 def test_every_task_folder_loads() -> None:
@@ -24,10 +25,17 @@ def test_every_task_folder_loads() -> None:
     assert len(set(names)) == len(names), "task names must be unique"
 
 
-@pytest.mark.skipif(REASON is not None, reason=f"bwrap backend unavailable: {REASON}")
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    reason = unavailable_reason(request.param)
+    if reason is not None:
+        pytest.skip(f"{request.param} backend unavailable: {reason}")
+    return str(request.param)
+
+
 @pytest.mark.parametrize("folder", FOLDERS, ids=[str(f.relative_to(TASKS_ROOT)) for f in FOLDERS])
-def test_fails_before_and_passes_after_the_reference_solution(folder) -> None:  # type: ignore[no-untyped-def]
-    env = CodingEnv(task=str(folder))
+def test_fails_before_and_passes_after_the_reference_solution(folder, backend: str) -> None:  # type: ignore[no-untyped-def]
+    env = CodingEnv(task=str(folder), backend=backend)
     try:
         env.reset(seed=0)
         before = env.grade()

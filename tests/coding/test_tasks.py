@@ -173,14 +173,16 @@ def _harbor_python() -> str:
     if base is None:
         pytest.skip("Harbor needs Python >= 3.12 and none is installed here")
     made = subprocess.run([base, "-m", "venv", str(HARBOR_VENV)], capture_output=True, text=True)
+    if made.returncode or not py.exists():
+        pytest.skip(f"cannot make a Python >= 3.12 venv with {base}: {(made.stderr or made.stdout)[-300:]}")
     pip = subprocess.run(
         [str(py), "-m", "pip", "install", "-q", f"harbor=={HARBOR_VERSION}"],
         capture_output=True,
         text=True,
         timeout=900,
     )
-    if made.returncode or pip.returncode:
-        pytest.skip(f"cannot install harbor=={HARBOR_VERSION} offline here: {(pip.stderr or made.stderr)[-300:]}")
+    if pip.returncode:
+        pytest.skip(f"cannot install harbor=={HARBOR_VERSION} offline here: {pip.stderr[-300:]}")
     return str(py)
 
 

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import json
 import os
+import threading
 import time
 from typing import Any
 
@@ -31,6 +32,7 @@ class CountingBrain:
         self.delay_s = delay_s or float(os.environ.get("AGENTSIM_TEST_BRAIN_DELAY", 0))  # a run slow enough to kill
         self.async_delay_s, self.seed = async_delay_s, seed
         self.temperature = 0.0
+        self._lock = threading.Lock()  # as a model-backed brain holds: it cannot be deep-copied
 
     @classmethod
     def reset_counts(cls) -> None:

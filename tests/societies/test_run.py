@@ -107,7 +107,7 @@ def test_parquet_event_log_and_sparse_activity(tmp_path: Path) -> None:
     "bad",
     [
         {"agents": 1},
-        {"scenario": "town"},
+        {"scenario": "market"},
         {"opinion": {"threshold": 0}},
         {"bogus": 1},
         {"graph": {"kind": "star"}},

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from envs.coding.sandbox.base import ExecResult, Limits, Sandbox, SandboxError
+from envs.coding.sandbox.disk import DiskUsage
 from envs.coding.sandbox.paths import PathEscapeError
 from envs.coding.sandbox.snapshot import WorkspaceSnapshot
 
@@ -22,6 +23,7 @@ BACKENDS = ("bwrap", "docker", "local")
 
 __all__ = [
     "BACKENDS",
+    "DiskUsage",
     "ExecResult",
     "Limits",
     "PathEscapeError",
@@ -45,8 +47,9 @@ def make_sandbox(
 ) -> Sandbox:
     """A sandbox of the named backend, started unless `start=False`.
 
-    `options` go to the backend: bwrap `ro_binds`; docker `image`, `cpus`, `user`; local
-    `allow_unsafe` (required). `workspace=None` makes a temporary one, removed at close.
+    `options` go to the backend: bwrap `ro_binds`, `use_cgroup`, `disk_quota`; docker `image`,
+    `cpus`, `user`, `ro_binds`, `disk_quota`; local `allow_unsafe` (required). `workspace=None`
+    makes a temporary one, removed at close.
     """
     if backend == "bwrap":
         from envs.coding.sandbox.bwrap import BwrapSandbox

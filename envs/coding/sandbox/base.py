@@ -25,6 +25,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.coding.sandbox import paths
+from envs.coding.sandbox.disk import (
+    QUOTA_MODES,
+    DiskSetupError,
+    DiskUsage,
+    DiskWatchdog,
+    LoopDisk,
+    loop_unavailable_reason,
+)
 from envs.coding.sandbox.snapshot import WorkspaceSnapshot, restore_tree, snapshot_tree
 
 log = logging.getLogger(__name__)
@@ -47,7 +55,8 @@ class Limits(BaseModel):
     RLIMIT_NPROC apply per sandbox even when the host runs as root; Docker: pids limit).
     `output_bytes` is what an exec keeps of stdout and of stderr (head and tail, the cut marked);
     a command that writes more than `output_kill_factor` times that is killed, so a flood costs
-    bounded time. `timeout_s` is the default wall time of one exec.
+    bounded time. `timeout_s` is the default wall time of one exec. `disk_bytes` / `disk_files`
+    bound the whole workspace (allocated bytes; files + folders + links), see `disk.py`.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -60,6 +69,8 @@ class Limits(BaseModel):
     output_bytes: int = Field(default=64 * 1024, gt=0)
     output_kill_factor: int = Field(default=16, ge=1)
     timeout_s: float = Field(default=120.0, gt=0)
+    disk_bytes: int = Field(default=4 * 1024**3, ge=1024**2)  # the workspace's total size
+    disk_files: int = Field(default=200_000, ge=16)  # files, folders and links in the workspace
 
     def prlimit_args(self) -> list[str]:
         """`prlimit` options that set these limits (soft = hard, so the sandbox cannot raise them)."""
@@ -86,6 +97,8 @@ class ExecResult(BaseModel):
     stdout_bytes: int = 0  # bytes the command wrote, kept or not
     stderr_bytes: int = 0
     duration_s: float = 0.0
+    disk_full: bool = False  # the workspace was full / over its disk quota when the command ended
+    disk_killed: bool = False  # the disk watchdog killed the sandbox's processes during the command
 
     @property
     def ok(self) -> bool:
@@ -128,6 +141,11 @@ class _CappedBuffer:
         cut = self.total - len(self.head) - len(tail)
         marker = f"\n[... output truncated: {cut} of {self.total} bytes cut ...]\n"
         return bytes(self.head).decode("utf-8", "replace") + marker + tail.decode("utf-8", "replace")
+
+
+def _append(text: str, note: str) -> str:
+    sep = "\n" if text and not text.endswith("\n") else ""
+    return f"{text}{sep}{note}\n"
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -220,10 +238,23 @@ class Sandbox(ABC):
     backend: str = "?"
 
     def __init__(
-        self, workspace: str | Path | None = None, limits: Limits | None = None, network: bool = False
+        self,
+        workspace: str | Path | None = None,
+        limits: Limits | None = None,
+        network: bool = False,
+        disk_quota: str = "auto",
     ) -> None:
+        """`disk_quota`: how the workspace's total size is bounded: `loop` (a loop-mounted ext4 image,
+        the kernel refuses writes past it), `watchdog` (a thread measures it and kills the sandbox's
+        processes when it grows past it), `auto` (loop where it works here, else watchdog, logged),
+        `off`."""
+        if disk_quota not in QUOTA_MODES:
+            raise ValueError(f"unknown disk_quota {disk_quota!r}; choose one of {', '.join(QUOTA_MODES)}")
         self.limits = limits or Limits()
         self.network = network
+        self.disk_quota = disk_quota
+        self.disk: LoopDisk | DiskWatchdog | None = None
+        self._disk_released = False
         self._own_workspace = workspace is None
         ws = Path(tempfile.mkdtemp(prefix=f"agentsim-{self.backend}-")) if workspace is None else Path(workspace)
         ws.mkdir(parents=True, exist_ok=True)
@@ -265,6 +296,7 @@ class Sandbox(ABC):
         try:
             self._shutdown()
         finally:
+            self._release_disk()
             if self._own_workspace:
                 shutil.rmtree(self.workspace, ignore_errors=True)
 
@@ -284,6 +316,75 @@ class Sandbox(ABC):
     def processes(self) -> list[int]:
         """Pids of the processes running in the sandbox now (empty once closed)."""
         raise NotImplementedError(f"{self.backend} cannot list its processes")
+
+    # -- the workspace's disk quota (disk.py) ---------------------------------------------------------
+    def _attach_disk(self) -> None:
+        """Put the disk quota in place (backends call it before the sandbox first sees the workspace)."""
+        mode, lim = self.disk_quota, self.limits
+        if mode in ("auto", "loop"):
+            reason = loop_unavailable_reason()
+            if reason is None:
+                disk = LoopDisk(self.workspace, lim.disk_bytes, lim.disk_files)
+                try:
+                    disk.attach()
+                except DiskSetupError as e:
+                    raise SandboxError(str(e)) from None
+                self.disk = disk
+                return
+            if mode == "loop":
+                raise SandboxError(f"disk_quota='loop' is not possible here: {reason}")
+            log.warning("%s sandbox: disk quota by watchdog (no kernel-enforced quota: %s)", self.backend, reason)
+            mode = "watchdog"
+        if mode == "watchdog":
+            watchdog = DiskWatchdog(self.workspace, lim.disk_bytes, lim.disk_files, self._kill_for_disk)
+            watchdog.attach()
+            self.disk = watchdog
+
+    def _release_disk(self) -> None:
+        """Undo `_attach_disk` once; a caller-provided workspace gets its files back."""
+        if self.disk is not None and not self._disk_released:
+            self._disk_released = True
+            self.disk.release(keep_contents=not self._own_workspace)
+
+    def _kill_for_disk(self) -> None:
+        """Kill every process the sandbox runs but its own keepers (the disk watchdog's action)."""
+        raise NotImplementedError(f"{self.backend} has no disk watchdog")
+
+    def disk_usage(self) -> DiskUsage | None:
+        """The workspace's size and file count against its quota (None: no quota)."""
+        return None if self.disk is None or self._disk_released else self.disk.usage()
+
+    def _disk_mark(self) -> int:
+        return self.disk.kills if isinstance(self.disk, DiskWatchdog) else 0
+
+    def _note_disk(self, res: ExecResult, mark: int) -> ExecResult:
+        """After an exec: say in its result (and its stderr) when the workspace is full or was over quota."""
+        if self.disk is None or self._disk_released:
+            return res
+        if isinstance(self.disk, DiskWatchdog):
+            usage = self.disk.check()
+            killed = self.disk.kills > mark
+            if killed:
+                usage = self.disk.last_kill or usage
+                note = (
+                    f"[disk quota exceeded: the workspace grew to {usage.describe()}; every process in the sandbox "
+                    "was killed. Delete files to go on]"
+                )
+            elif usage.over:
+                note = f"[disk quota exceeded: the workspace holds {usage.describe()}; delete files to go on]"
+            else:
+                return res
+            return res.model_copy(
+                update={"disk_full": True, "disk_killed": killed, "stderr": _append(res.stderr, note)}
+            )
+        usage = self.disk.usage()
+        if not usage.full:
+            return res
+        note = (
+            f"[disk quota: the workspace is full: {usage.describe()}; writes fail with 'No space left on device' "
+            "until files are deleted]"
+        )
+        return res.model_copy(update={"disk_full": True, "stderr": _append(res.stderr, note)})
 
     def _check_running(self) -> None:
         if not self.started or self.closed:

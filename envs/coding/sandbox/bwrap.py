@@ -15,6 +15,8 @@ Layout of one sandbox (see docs/coding.md for why each flag is there):
   the rest of the sandbox's own skeleton (/, /dev) is remounted read-only.
 * Limits: rlimits per exec (prlimit), plus a cgroup v1 memory + pids group per sandbox where the
   host lets us make one (cgroup.py), which bounds the sum over all of the sandbox's processes.
+  The workspace's total size and file count: a loop-mounted ext4 image over its path (disk.py),
+  put in place before bwrap binds it.
 * Every exec joins the same namespaces, so a service started by one exec (`cmd &`) is reachable
   by the next, on the sandbox's own loopback when the network is off.
 * close() SIGKILLs the namespace's init: the kernel then kills every process in the pid
@@ -116,18 +118,21 @@ class BwrapSandbox(Sandbox):
         network: bool = False,
         ro_binds: Mapping[str, str] | None = None,
         use_cgroup: bool = True,
+        disk_quota: str = "auto",
     ) -> None:
         """`ro_binds`: extra host paths made visible read-only, {host path: sandbox path} (e.g. a
         prepared venv or node_modules cache); everything else of the host stays invisible.
         `use_cgroup`: also bound the sandbox's total memory and processes with a cgroup when the
-        host allows it (`self.cgroup` says whether it does)."""
-        super().__init__(workspace, limits, network)
+        host allows it (`self.cgroup` says whether it does). `disk_quota`: see `Sandbox`
+        (`self.disk.mode` says which way the workspace is bounded)."""
+        super().__init__(workspace, limits, network, disk_quota)
         self.ro_binds = dict(ro_binds or {})
         self.host_uid = _alloc_host_uid()
         self._orig_owner: tuple[int, int] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self.init_pid: int | None = None
         self.pid_namespace: str | None = None
+        self._keepers: set[int] = set()  # host pids of init and the lifeline
         self.use_cgroup = use_cgroup
         self.cgroup: SandboxCgroup | None = None
 
@@ -177,6 +182,7 @@ class BwrapSandbox(Sandbox):
             _check_reachable(Path(host).resolve(), self.host_uid, "ro_bind", itself=True)
         st = os.stat(self.workspace)
         self._orig_owner = (st.st_uid, st.st_gid)
+        self._attach_disk()  # a loop-mounted image over the workspace path, or a watchdog
         _chown_tree(self.workspace, (self.host_uid, self.host_uid))
         if self.use_cgroup:
             reason = cgroup_unavailable_reason()
@@ -246,6 +252,7 @@ class BwrapSandbox(Sandbox):
         meta = json.loads(info)
         self.init_pid = int(meta["child-pid"])
         self.pid_namespace = f"pid:[{meta['pid-namespace']}]"
+        self._keepers = {self.init_pid, *_children(self.init_pid)}
 
     def _shutdown(self) -> None:
         """SIGKILL the namespace's init (the kernel kills the rest), reap bwrap, check nothing is left."""
@@ -274,12 +281,22 @@ class BwrapSandbox(Sandbox):
                         pass
         if self.cgroup is not None:
             self.cgroup.remove()
+        self._release_disk()  # before handing the files back: they are copied out of the image first
         if self._orig_owner is not None and not self._own_workspace and self.workspace.exists():
             _chown_tree(self.workspace, self._orig_owner)
 
     def processes(self) -> list[int]:
         """Host pids of every process in the sandbox, its init included (empty once closed)."""
         return pids_in_namespace(self.pid_namespace) if self.pid_namespace else []
+
+    def _kill_for_disk(self) -> None:
+        """SIGKILL every process in the sandbox but init and the lifeline (the sandbox stays up)."""
+        for pid in self.processes():
+            if pid not in self._keepers:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     # -- exec ----------------------------------------------------------------------------------
     def exec_argv(self, cmd: str, env: dict[str, str] | None = None) -> list[str]:
@@ -326,12 +343,22 @@ class BwrapSandbox(Sandbox):
         self._check_running()
         if self._proc is not None and self._proc.poll() is not None:
             raise SandboxError(f"bwrap sandbox died (bwrap exited with {self._proc.returncode})")
-        return run_capped(
+        mark = self._disk_mark()
+        res = run_capped(
             self.exec_argv(cmd, env),
             timeout_s=timeout if timeout is not None else self.limits.timeout_s,
             limits=self.limits,
             env={"PATH": PATH},
         )
+        return self._note_disk(res, mark)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
 
 
 def _check_reachable(path: Path, uid: int, what: str, itself: bool) -> None:

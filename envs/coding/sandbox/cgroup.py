@@ -2,9 +2,11 @@
 
 setrlimit is per process: RLIMIT_AS bounds one process, so 256 processes of 4 GiB each could
 still exhaust the host. A cgroup bounds the sum. These machines mount cgroup v1 controllers
-(`memory`, `pids`) writable by root, which is what this module drives; elsewhere (no write
-access, or a cgroup2-only host: not implemented yet) it reports why and the sandbox runs with
-its rlimits only (`BwrapSandbox.cgroup` is None). Processes join by writing their own pid into
+(`memory`, `pids`) writable by root, which is what this module drives (the machine is hybrid:
+its cgroup2 hierarchy at /sys/fs/cgroup/unified holds only `hugetlb`, so memory and pids cannot
+be driven through cgroup2 here). Elsewhere (no write access, or a cgroup2-only host: not
+implemented, for want of such a host to test it on) it reports why and the sandbox runs with its
+rlimits only (`BwrapSandbox.cgroup` is None). Processes join by writing their own pid into
 `cgroup.procs` just before they exec (see `join_argv`), so nothing forks outside the group.
 """
 
@@ -29,6 +31,8 @@ def cgroup_unavailable_reason() -> str | None:
     for ctrl in ("memory", "pids"):
         base = V1_ROOT / ctrl
         if not (base / "cgroup.procs").exists():
+            if (V1_ROOT / "cgroup.controllers").exists():
+                return f"{V1_ROOT} is cgroup2 only (unified); sandbox cgroups are made with cgroup v1 so far"
             return f"no cgroup v1 {ctrl} controller at {base}"
         try:
             (base / PARENT).mkdir(exist_ok=True)

@@ -4,21 +4,37 @@ Unlike most harnesses, limits are on by default: memory (no swap beyond it), CPU
 ulimits for CPU time / file size / processes, and the network is `none` unless the task allows
 it. The root filesystem is read-only except /workspace (bind-mounted from the host, so the
 shared file tools, snapshot and restore work unchanged: the engine must run on this host) and a
-tmpfs /tmp; all capabilities are dropped and setuid is disabled (no-new-privileges).
-One container per sandbox, kept alive by `sleep infinity`; every exec is a `docker exec` under
-coreutils `timeout`, read as a stream so its output is capped like bwrap's. close() removes the
-container with force, which kills everything in it. One difference from bwrap: the stream of a
-`docker exec` ends only when every holder of its stdout closes it, so a background job started
-without redirecting its output (`server &`) holds the exec until the timeout; redirect it
-(`server >log 2>&1 &`), as the env's tools should anyway.
+tmpfs /tmp and $HOME; all capabilities are dropped and setuid is disabled (no-new-privileges).
+One container per sandbox, kept alive by `sleep infinity` under Docker's init; every exec is a
+`docker exec` under coreutils `timeout`, read as a stream so its output is capped like bwrap's.
+close() removes the container with force, which kills everything in it.
+
+Userland. By default (`image=None`) the container runs the *host's* userland, as the bwrap
+sandbox does: a tiny local image (`HOST_IMAGE`, imported from an in-memory tar of empty folders
+and the host's `/bin -> usr/bin`-style links, no pull, no network) with the host's /usr and /etc
+bind-mounted read-only, minus the same secrets bwrap hides. So `/usr/bin/python3`, node, and the
+coding env's prepared venvs (made with the host's python, mounted read-only at their own paths
+with `ro_binds`) work unchanged, and the isolation is Docker's (namespaces, cgroup limits, its
+seccomp profile). `image="python:3.11-slim"` (any image) runs that image's own userland instead.
+
+The workspace's disk quota is the shared one (disk.py): the loop-mounted image sits on the
+workspace path before the container starts, so the bind mount carries it.
+
+One difference from bwrap: the stream of a `docker exec` ends only when every holder of its
+stdout closes it, so a background job started without redirecting its output (`server &`) holds
+the exec until the timeout; redirect it (`server >log 2>&1 &`), as the env's tools do.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import logging
 import os
 import signal
+import tarfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +42,17 @@ from envs.coding.sandbox.base import MOUNT_POINT, ExecResult, Limits, Sandbox, S
 
 log = logging.getLogger(__name__)
 
-DEFAULT_IMAGE = "python:3.11-slim"
+HOME = "/home/user"
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+HOST_IMAGE_REPO = "agentsim/host-userland"
+# the same secrets bwrap hides, and for the same reason: /etc is the host's, read-only
+HIDDEN_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers")
+HIDDEN_DIRS = ("/etc/ssh", "/etc/ssl/private", "/etc/sudoers.d")
+# top-level folders of the host image: mount points (rootfs is read-only) and /sbin, a real folder
+# because Docker puts its init at /sbin/docker-init and cannot create it inside the read-only /usr
+ROOT_DIRS = ("usr", "etc", "tmp", "var", "home", "workspace", "proc", "sys", "dev", "sbin", "run", "opt")
+LIB_LINKS = ("bin", "lib", "lib64", "lib32", "libx32")
+MASK_FILE = Path("/var/cache/agentsim/docker/masked-empty")
 
 
 def docker_unavailable_reason() -> str | None:
@@ -44,6 +70,69 @@ def docker_unavailable_reason() -> str | None:
     return None
 
 
+def host_rootfs_tar() -> tuple[bytes, str]:
+    """The host-userland image's whole filesystem as a tar, and a tag naming its layout.
+
+    Empty folders plus the host's top-level links (`bin -> usr/bin` on merged-/usr systems); a
+    top-level folder that is a real directory on the host is bind-mounted instead (`host_mounts`)."""
+    buf = io.BytesIO()
+    layout: list[str] = []
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+
+        def add_dir(name: str) -> None:
+            info = tarfile.TarInfo(name)
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
+            tar.addfile(info)
+            layout.append(name + "/")
+
+        for d in ROOT_DIRS:
+            add_dir(d)
+        add_dir("home/user")
+        for link in LIB_LINKS:
+            host = Path("/") / link
+            if host.is_symlink():
+                info = tarfile.TarInfo(link)
+                info.type, info.linkname, info.mode, info.mtime = tarfile.SYMTYPE, os.readlink(host), 0o777, 0
+                tar.addfile(info)
+                layout.append(f"{link}->{info.linkname}")
+            elif host.is_dir():
+                add_dir(link)
+        info = tarfile.TarInfo("var/tmp")
+        info.type, info.linkname, info.mode, info.mtime = tarfile.SYMTYPE, "../tmp", 0o777, 0
+        tar.addfile(info)
+    tag = hashlib.sha256("\n".join(layout).encode()).hexdigest()[:12]
+    return buf.getvalue(), tag
+
+
+def mask_file() -> str:
+    """An empty host file nobody but root may read, bound over each hidden file: reading
+    /etc/shadow inside then fails (EACCES, no capabilities), as it does in a bwrap sandbox."""
+    MASK_FILE.parent.mkdir(parents=True, exist_ok=True)
+    if not MASK_FILE.exists():
+        MASK_FILE.touch()
+    os.chmod(MASK_FILE, 0)
+    return str(MASK_FILE)
+
+
+def host_mounts() -> list[tuple[str, str]]:
+    """(host path, container path) read-only binds that give the container the host's userland."""
+    binds = [("/usr", "/usr"), ("/etc", "/etc")]
+    for link in LIB_LINKS:
+        host = Path("/") / link
+        if host.is_dir() and not host.is_symlink():
+            binds.append((str(host), f"/{link}"))
+    hidden = [f for f in HIDDEN_FILES if os.path.isfile(f)]
+    if hidden:
+        mask = mask_file()
+        binds += [(mask, f) for f in hidden]
+    return binds
+
+
+def hidden_dirs() -> list[str]:
+    """Host /etc folders covered by an empty tmpfs in the container."""
+    return [d for d in HIDDEN_DIRS if os.path.isdir(d)]
+
+
 class DockerSandbox(Sandbox):
     """A container per sandbox (see the module doc)."""
 
@@ -54,36 +143,78 @@ class DockerSandbox(Sandbox):
         workspace: str | Path | None = None,
         limits: Limits | None = None,
         network: bool = False,
-        image: str = DEFAULT_IMAGE,
+        image: str | None = None,
         cpus: float = 1.0,
         user: str = "1000:1000",
+        ro_binds: Mapping[str, str] | None = None,
+        disk_quota: str = "auto",
     ) -> None:
-        super().__init__(workspace, limits, network)
+        """`image`: None = the host's userland (module doc), else an image to run (pulled if
+        missing). `ro_binds`: {host path: container path} mounted read-only, as bwrap's option
+        (the coding env's deps cache and its /grader stash). `disk_quota`: see `Sandbox`."""
+        super().__init__(workspace, limits, network, disk_quota)
         self.image = image
         self.cpus = cpus
         self.user = user
+        self.ro_binds = dict(ro_binds or {})
         self._client: Any = None
         self._container: Any = None
+        self._keepers: set[int] = set()
+        self._orig_owner: tuple[int, int] | None = None
 
     def _owner(self) -> tuple[int, int] | None:
         uid, _, gid = self.user.partition(":")
         return (int(uid), int(gid or uid))
 
+    def _host_image(self) -> str:
+        """The host-userland image, imported from its tar the first time (no registry involved)."""
+        data, tag = host_rootfs_tar()
+        name = f"{HOST_IMAGE_REPO}:{tag}"
+        try:
+            self._client.images.get(name)
+        except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound
+            self._client.api.import_image_from_data(data, repository=HOST_IMAGE_REPO, tag=tag)
+            log.info("imported the host-userland image %s", name)
+        return name
+
+    def _mounts(self) -> list[Any]:
+        from docker.types import Mount
+
+        mounts = [Mount(MOUNT_POINT, str(self.workspace), type="bind")]
+        if self.image is None:
+            mounts += [Mount(dest, src, type="bind", read_only=True) for src, dest in host_mounts()]
+            mounts += [Mount(d, None, type="tmpfs", tmpfs_size=64 * 1024) for d in hidden_dirs()]
+        for host, dest in self.ro_binds.items():
+            if not Path(host).exists():
+                raise SandboxError(f"ro_bind {host} does not exist")
+            mounts.append(Mount(dest, str(Path(host).resolve()), type="bind", read_only=True))
+        return mounts
+
     def _start(self) -> None:
-        """Create and start the container with the limits; pull the image if missing."""
+        """Create and start the container with the limits (the image imported or pulled if missing)."""
         import docker
         from docker.types import Ulimit
 
+        st = os.stat(self.workspace)
+        self._orig_owner = (st.st_uid, st.st_gid)
+        self._attach_disk()
+        owner = self._owner()
+        if owner is not None:
+            from envs.coding.sandbox.bwrap import _chown_tree
+
+            _chown_tree(self.workspace, owner)
         try:
             self._client = docker.from_env()
             lim = self.limits
+            image = self.image if self.image is not None else self._host_image()
             self._container = self._client.containers.run(
-                self.image,
+                image,
                 command=["sleep", "infinity"],
                 detach=True,
                 user=self.user,
                 working_dir=MOUNT_POINT,
-                volumes={str(self.workspace): {"bind": MOUNT_POINT, "mode": "rw"}},
+                hostname="sandbox",
+                mounts=self._mounts(),
                 network_mode="bridge" if self.network else "none",
                 mem_limit=lim.memory_bytes,
                 memswap_limit=lim.memory_bytes,
@@ -96,8 +227,8 @@ class DockerSandbox(Sandbox):
                     Ulimit(name="core", soft=0, hard=0),
                 ],
                 read_only=True,
-                tmpfs={"/tmp": f"size={lim.tmp_bytes}", "/home/user": f"size={lim.tmp_bytes}"},
-                environment={"HOME": "/home/user"},
+                tmpfs={"/tmp": f"size={lim.tmp_bytes}", HOME: f"size={lim.tmp_bytes}"},
+                environment={"HOME": HOME, "PATH": PATH},
                 cap_drop=["ALL"],
                 security_opt=["no-new-privileges"],
                 init=True,
@@ -105,21 +236,23 @@ class DockerSandbox(Sandbox):
             )
         except Exception as e:
             raise SandboxError(f"docker sandbox failed to start: {e}") from e
-        if self._owner() is not None:
-            from envs.coding.sandbox.bwrap import _chown_tree
-
-            _chown_tree(self.workspace, self._owner())  # type: ignore[arg-type]
+        deadline = time.monotonic() + 5  # docker-init and `sleep infinity`: spared by the disk watchdog
+        while len(self._keepers) < 2 and time.monotonic() < deadline:
+            self._keepers = set(self.processes())
+            time.sleep(0.02)
 
     def exec(self, cmd: str, timeout: float | None = None, env: dict[str, str] | None = None) -> ExecResult:
         """`docker exec` under `timeout -s KILL`, streamed and capped; exit 137 when killed."""
         self._check_running()
+        mark = self._disk_mark()
         t0 = time.monotonic()
         secs = timeout if timeout is not None else self.limits.timeout_s
         api = self._client.api
+        envs = {"PATH": PATH, "HOME": HOME, "USER": "user", "LANG": "C.UTF-8", "TERM": "dumb", **(env or {})}
         ex = api.exec_create(
             self._container.id,
             ["timeout", "-s", "KILL", f"{secs}s", "sh", "-c", cmd],
-            environment=env or {},
+            environment=envs,
             workdir=MOUNT_POINT,
             user=self.user,
         )
@@ -143,7 +276,7 @@ class DockerSandbox(Sandbox):
                     pass
         code = api.exec_inspect(ex["Id"]).get("ExitCode")
         code = 137 if code is None else code
-        return ExecResult(
+        res = ExecResult(
             exit_code=code,
             stdout=out.text(),
             stderr=err.text(),
@@ -154,6 +287,7 @@ class DockerSandbox(Sandbox):
             stderr_bytes=err.total,
             duration_s=time.monotonic() - t0,
         )
+        return self._note_disk(res, mark)
 
     def processes(self) -> list[int]:
         """Host pids of the container's processes (`docker top`); empty once it is removed."""
@@ -163,6 +297,15 @@ class DockerSandbox(Sandbox):
         col = top["Titles"].index("PID")
         return [int(row[col]) for row in top.get("Processes") or []]
 
+    def _kill_for_disk(self) -> None:
+        """SIGKILL every process of the container but its init and `sleep infinity` (host pids)."""
+        for pid in self.processes():
+            if pid not in self._keepers:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
     def _shutdown(self) -> None:
         if self._container is not None:
             try:
@@ -171,3 +314,8 @@ class DockerSandbox(Sandbox):
                 log.error("could not remove container %s: %s", self._container.id, e)
         if self._client is not None:
             self._client.close()
+        self._release_disk()
+        if self._orig_owner is not None and not self._own_workspace and self.workspace.exists():
+            from envs.coding.sandbox.bwrap import _chown_tree
+
+            _chown_tree(self.workspace, self._orig_owner)

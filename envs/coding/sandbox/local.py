@@ -3,7 +3,8 @@
 It exists so a task can be tried without namespaces or Docker; it refuses to start unless asked
 for with `allow_unsafe=True`, and says so in the log. Limits still apply (setrlimit per exec, the
 wall timeout, the output cap); close() kills the process groups its execs started, but a
-process that left its group (setsid) is out of reach: nothing contains it.
+process that left its group (setsid) is out of reach: nothing contains it. No disk quota either
+(only RLIMIT_FSIZE per file), and the coding env refuses it (see `envs/coding/env.py`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class LocalSandbox(Sandbox):
     ) -> None:
         if not allow_unsafe:
             raise SandboxError("the local backend has no isolation; pass allow_unsafe=True to use it anyway")
-        super().__init__(workspace, limits, network)
+        super().__init__(workspace, limits, network, disk_quota="off")
         self._groups: set[int] = set()
 
     def _start(self) -> None:

@@ -57,6 +57,7 @@ class _Timeout(_Loose):
 class _HarborEnvironment(_Loose):
     cpus: float | None = Field(default=None, gt=0)
     memory_mb: int | None = Field(default=None, gt=0)
+    storage_mb: int | None = Field(default=None, gt=0)
     allow_internet: bool | None = None
     docker_image: str | None = None
 
@@ -80,6 +81,7 @@ class _TBConfig(AgentsimKeys):
     allow_internet: bool = False
     cpus: float | None = Field(default=None, gt=0)
     memory_mb: int | None = Field(default=None, gt=0)
+    storage_mb: int | None = Field(default=None, gt=0)  # agentsim: Harbor's [environment] storage_mb
 
 
 def _validate(model: type[BaseModel], data: object, file: Path, prefix: str = "") -> Any:
@@ -141,6 +143,7 @@ def _load_harbor(folder: Path) -> CodingTask:
         verifier_timeout_sec=cfg.verifier.timeout_sec or 600.0,
         cpus=env.cpus,
         memory_mb=env.memory_mb,
+        storage_mb=env.storage_mb,
         allow_internet=bool(env.allow_internet),
         docker_image=env.docker_image,
         repo_dir=_require(env_dir / "app", "environment/app", directory=True),
@@ -186,6 +189,7 @@ def _load_terminal_bench(folder: Path) -> CodingTask:
         verifier_timeout_sec=cfg.max_test_timeout_sec or 600.0,
         cpus=cfg.cpus,
         memory_mb=cfg.memory_mb,
+        storage_mb=cfg.storage_mb,
         allow_internet=cfg.allow_internet,
         docker_image=None,
         repo_dir=repo,

@@ -70,6 +70,7 @@ class CodingTask(BaseModel):
     verifier_timeout_sec: float = 600.0
     cpus: float | None = None
     memory_mb: int | None = None
+    storage_mb: int | None = None  # the workspace's disk quota (the env's Limits.disk_bytes) when set
     allow_internet: bool = False
     docker_image: str | None = None
     # files
