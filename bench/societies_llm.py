@@ -4,11 +4,21 @@ Every seat is an `agents.core.agent.Agent` on the embedded model (`brain=local`,
 GGUF via llama.cpp, ranking the listed actions). The same seeded society is played once per
 mode, in this one process, with the call cache off (so every mode pays for every call):
 
-- `sequential`: `max_concurrency=1`, the seats decide one after another on the sync path;
-- `async x8, pool 1`: the seats' calls gathered with asyncio under a semaphore of 8, one model
-  instance (its llama.cpp context is locked: calls still run one at a time);
-- `async x8, pool 2`: the same, two model instances with one thread each, so two seats decode at once;
+- `sequential`: `max_concurrency=1`, the seats decide one after another on the sync path, one
+  cached prompt (`kv_slots=0`, the brain's default): each seat's prompt re-evaluates from where
+  it leaves the previous seat's;
+- `sequential, kv slots`: the same with `brain.kv_slots=<agents>`: each seat's transcript stays in
+  its own KV sequence, so a seat's next turn evaluates only what is new;
+- `async x8, batched`: the seats' calls gathered with asyncio under a semaphore of 8 on one model
+  instance; `LocalBrain.achoose` batches calls that arrive together (`batch_window_ms`);
+- `async x8, batched + kv slots`: both: a round's new prompt tails go in one llama.cpp decode, and
+  every seat's candidates in as few as fit;
+- `async x8, pool 2`: two model instances with one thread each, so two seats decode at once;
 - `replay`: the async run replayed from its call cache (`cache=replay`): no model call at all.
+
+The model's solo limit is measured in the same process: one prompt of 512 tokens evaluated in
+one decode (prompt tokens/s), and one token at a time (generation tokens/s). A row's `tok/s` is
+the logical prompt + candidate tokens its seats were served per second of decision time.
 
 Modes are interleaved and repeated (`--repeats`, order rotated each time) on a shared machine; a
 row is the repeat with the least decision time, and every repeat's time is in the JSON.
@@ -54,7 +64,7 @@ def play(out: Path, scenario: str, agents: int, rounds: int, **kw: Any) -> dict[
             "seed": 0,
             "plots": False,
             "trajectory_agents": 0,
-            "brain": {"name": "local", "n_ctx": 2048, "temperature": 0.0, **kw.pop("brain", {})},
+            "brain": {"name": "local", "n_ctx": 8192, "temperature": 0.0, **kw.pop("brain", {})},  # room for every slot
             "cooperation": {"match_length": 4},
             **kw,
         },
@@ -67,30 +77,50 @@ def play(out: Path, scenario: str, agents: int, rounds: int, **kw: Any) -> dict[
     return s
 
 
-def warm_up() -> None:
-    """Load the model once and decode once, so the first timed mode does not pay for reading the file."""
+def warm_up_and_solo_limit() -> dict[str, float]:
+    """Load the model once and decode once (so the first timed mode does not pay for reading the file), then
+    the model's solo speed: a 512-token prompt in one decode, and 64 tokens decoded one at a time (best of 3)."""
     from agents.brains.local import LocalBrain
 
     brain = LocalBrain(n_ctx=2048)
     brain.choose([{"role": "user", "content": "Say yes or no."}], ["yes", "no"], prefix="Action: ")
+    rt = brain.runtime
+    text = " ".join(f"agent {i} sees rain and keeps its opinion" for i in range(200))
+    tokens = brain.tokenize(text)[:512]
+    prompt_s, gen_s = [], []
+    for _ in range(3):
+        rt.forget_after(0)
+        t0 = time.perf_counter()
+        rt.eval_after(0, tokens)
+        prompt_s.append(time.perf_counter() - t0)
+        rt.forget_after(0)
+        t0 = time.perf_counter()
+        for j, t in enumerate(tokens[:64]):
+            rt.decode_rows([t], j)
+        gen_s.append(time.perf_counter() - t0)
     del brain
+    return {"prompt_tokens_per_s": round(len(tokens) / min(prompt_s), 1), "gen_tokens_per_s": round(64 / min(gen_s), 1)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--agents", type=int, default=6)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--agents", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--scenarios", nargs="+", default=["cooperation", "opinion"])
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     cores = os.cpu_count() or 1
+    slots = {"brain": {"kv_slots": min(args.agents, 14)}}  # n_seq 16: the rest score candidates
     modes: list[tuple[str, dict[str, Any]]] = [
         ("sequential", {"max_concurrency": 1, "cache": "off"}),
-        ("async x8, pool 1", {"max_concurrency": 8, "cache": "off"}),
+        ("sequential, kv slots", {"max_concurrency": 1, "cache": "off", **slots}),
+        ("async x8, batched", {"max_concurrency": 8, "cache": "off"}),
+        ("async x8, batched + kv slots", {"max_concurrency": 8, "cache": "off", **slots}),
         ("async x8, pool 2", {"max_concurrency": 8, "brain_pool": 2, "cache": "off"}),
     ]
-    warm_up()
+    solo = warm_up_and_solo_limit()
+    log.warning("solo limit: %s", solo)
     load_before = os.getloadavg()
     rows = []
     for scenario in args.scenarios:
@@ -112,6 +142,10 @@ def main() -> None:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     print_table(rows)
+    print(
+        f"\nsolo limit of the model here: {solo['prompt_tokens_per_s']:.0f} prompt tokens/s (512 in one decode), "
+        f"{solo['gen_tokens_per_s']:.0f} tokens/s one at a time"
+    )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(
         json.dumps(
@@ -121,6 +155,7 @@ def main() -> None:
                 "agents": args.agents,
                 "rounds": args.rounds,
                 "repeats": args.repeats,
+                "solo_limit": solo,
                 "load_average_before_after": [load_before, os.getloadavg()],
                 "rows": rows,
             },
@@ -162,14 +197,14 @@ def row(
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     head = (
-        f"{'scenario':<12} {'mode':<20} {'steps':>5} {'decide s':>9} {'steps/s':>8} {'speed-up':>8} "
+        f"{'scenario':<12} {'mode':<29} {'steps':>5} {'decide s':>9} {'steps/s':>8} {'speed-up':>8} "
         f"{'(medians)':>9} {'tok/s':>8} {'calls':>5}  same actions"
     )
     print(head)
     print("-" * len(head))
     for r in rows:
         print(
-            f"{r['scenario']:<12} {r['mode']:<20} {r['agent_steps']:>5} {r['decide_s']:>9.2f} "
+            f"{r['scenario']:<12} {r['mode']:<29} {r['agent_steps']:>5} {r['decide_s']:>9.2f} "
             f"{r['agent_steps_per_s']:>8.1f} {r['speedup']:>7.2f}x {r['speedup_of_medians']:>8.2f}x "
             f"{r['tokens_per_s']:>8.0f} {r['brain_calls']:>5}  "
             f"{r['same_actions']}"

@@ -82,15 +82,16 @@ def step_action_text(step) -> str:
 
 
 def from_record(
-    ep: EpisodeRecord, *, outcome: OutcomeMode = "reward", truncated_as_failure: bool = True
+    ep: EpisodeRecord, *, outcome: OutcomeMode = "reward", truncated_as_failure: bool = True, reward_scale: float = 1.0
 ) -> Trajectory | None:
-    """One episode record as a PRM trajectory; None for an episode with no steps."""
+    """One episode record as a PRM trajectory; None for an episode with no steps. Rewards are divided by
+    `reward_scale` (payoffs of a society game run to 5 a round; the PRM's promise scale is 0..1 per unit)."""
     if not ep.steps:
         return None
     compact = observation_compactor(ep.env_id)
     observations = [compact(o) for o in [ep.initial_observation] + [s.observation for s in ep.steps[:-1]]]
     actions = [step_action_text(s) for s in ep.steps]
-    rewards = np.array([s.reward for s in ep.steps], dtype=np.float64)
+    rewards = np.array([s.reward for s in ep.steps], dtype=np.float64) / reward_scale
     terminated = ep.outcome.terminated
     terminal = terminated or (ep.outcome.truncated and truncated_as_failure)
     success = bool(ep.outcome.success)
@@ -130,14 +131,18 @@ def trajectory_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def load_trajectories(
-    paths: Iterable[str | Path], *, outcome: OutcomeMode = "reward", truncated_as_failure: bool = True
+    paths: Iterable[str | Path],
+    *,
+    outcome: OutcomeMode = "reward",
+    truncated_as_failure: bool = True,
+    reward_scale: float = 1.0,
 ) -> list[Trajectory]:
     """Every episode in the given run folders / files, with MC labels attached where a sibling mc_labels.jsonl has them."""
     out: list[Trajectory] = []
     for f in trajectory_files(paths):
         mc = read_mc_labels(f.parent / MC_LABELS)
         for ep in TrajectoryStore(f).read():
-            t = from_record(ep, outcome=outcome, truncated_as_failure=truncated_as_failure)
+            t = from_record(ep, outcome=outcome, truncated_as_failure=truncated_as_failure, reward_scale=reward_scale)
             if t is None:
                 continue
             q = mc.get(t.episode_id)

@@ -56,3 +56,13 @@ def test_bad_inputs_are_refused():
         SlotTable([], capacity=10)
     with pytest.raises(ValueError, match="empty prompt"):
         SlotTable([1], capacity=10).place([[]])
+
+
+def test_room_for_generation_is_made_least_recently_used_first():
+    t = SlotTable([1, 2, 3], capacity=50)
+    t.commit(2, [2] * 20)
+    t.commit(1, [1] * 20)
+    t.commit(3, [3] * 5)
+    assert t.evict_for(5) == []  # 45 + 5 fit
+    assert t.evict_for(10) == [2]  # the oldest goes first, and only as much as needed
+    assert t.evict_for(48) == [2, 1, 3]  # more than the others free: everything

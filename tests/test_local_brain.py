@@ -137,6 +137,45 @@ def slot_brain():
     return LocalBrain(model="gemma3-270m", n_ctx=4096, seed=0, kv_slots=7)
 
 
+# llama.cpp's CPU kernels change with the number of rows in a decode (from 8 tokens up another path runs): the same
+# candidate scored alone or beside others differs by up to ~0.7 nats (a few percent of an unlikely candidate's
+# logprob) on these prompts, in float32 KV and without flash attention as well. It is not a leak between
+# sequences (`test_sequences_in_one_decode_do_not_see_each_other`): paths that decode in different batch shapes
+# are compared within this noise; a lost or misplaced context cell moves the likely candidates by nats.
+def _close(xs, ys) -> None:
+    """Candidate logprobs of two rankings of the same prompts agree up to the kernels' batch-shape noise."""
+    x = np.array([c.logprob for o in xs for c in o.candidates])
+    y = np.array([c.logprob for o in ys for c in o.candidates])
+    np.testing.assert_allclose(x, y, rtol=0.05, atol=0.5)
+    assert np.abs(x - y).mean() < 0.25, (x.round(2), y.round(2))
+
+
+def test_sequences_in_one_decode_do_not_see_each_other(slot_brain):
+    """A candidate decoded beside another sequence gives bit-identical logprobs whatever the other one holds."""
+    from agents.brains.local import _log_softmax_rows, scoring_texts
+
+    rt = slot_brain.runtime
+    prompt = slot_brain.prompt_text(_turns(3, 2))
+    head, _ = scoring_texts(prompt, "Action: ", "")
+    base = slot_brain.tokenize(head)
+    own = slot_brain.tokenize(scoring_texts(prompt, "Action: ", CANDS[2])[1])[len(base) :]
+    other = slot_brain.tokenize(scoring_texts(prompt, "Action: ", CANDS[0])[1])[len(base) :]
+    junk = slot_brain.tokenize(" the weather is nice today, and tomorrow it will rain again")[: len(other)]
+
+    def beside(companion: list[int]) -> np.ndarray:
+        slot_brain._drop_slots()
+        slot_brain._eval_context(base)
+        first = slot_brain._scratch[0]
+        rows = rt.decode_sequences(len(base), [own[:-1], companion[:-1]], first_seq=first).copy()
+        for q in (first, first + 1):
+            rt.drop_sequence(q)
+        return _log_softmax_rows(rows[: len(own) - 1], np.asarray(own[1:]))
+
+    same, different, garbage = beside(own), beside(other), beside(junk)
+    assert np.array_equal(same, different) and np.array_equal(same, garbage), (same, different, garbage)
+    slot_brain._last_logits = None
+
+
 def _turns(agent: int, n: int) -> list[dict]:
     """An agent's transcript after n turns: a growing prompt, as the Agent's default layout writes it."""
     msgs = [{"role": "system", "content": f"You are agent {agent} in a village. Reply with one action."}]
@@ -149,10 +188,6 @@ def _turns(agent: int, n: int) -> list[dict]:
     return msgs
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 15: the opt-in KV-slot path differs from a cold ranking by up to 0.36 nats on some prompts (float noise is < 0.15); not yet found",
-)
 def test_choose_many_gives_the_answers_of_one_call_each(slot_brain):
     """Several agents' prompts ranked together (one decode for the prompts, shared decodes for candidates)."""
     calls = [dict(messages=_turns(a, 2), candidates=CANDS, prefix="Action: ") for a in range(5)]
@@ -160,20 +195,14 @@ def test_choose_many_gives_the_answers_of_one_call_each(slot_brain):
     slot_brain._rankings.clear()
     slot_brain._drop_slots()
     alone = [slot_brain.choose(**c) for c in calls]
+    _close(together, alone)
     for x, y in zip(together, alone):
-        np.testing.assert_allclose(
-            [c.logprob for c in x.candidates], [c.logprob for c in y.candidates], rtol=0.03, atol=0.15
-        )
         top = sorted((c.score for c in y.candidates), reverse=True)
-        if top[0] - top[1] > 0.1:  # batched kernels move scores by a few hundredths: near-ties may flip
+        if top[0] - top[1] > 0.5:  # near-ties may flip with the kernels' batch-shape noise
             assert x.text == y.text and x.output_token_ids == y.output_token_ids
     assert slot_brain.choose_many([]) == []
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 15: the opt-in KV-slot path differs from a cold ranking by up to 0.36 nats on some prompts (float noise is < 0.15); not yet found",
-)
 def test_agents_taking_turns_each_reuse_their_own_cached_transcript(slot_brain):
     """Agent A's next prompt extends its last one: with KV slots only the new turn is evaluated, even though
     other agents' prompts were evaluated in between (one shared cache would have been overwritten)."""
@@ -189,24 +218,16 @@ def test_agents_taking_turns_each_reuse_their_own_cached_transcript(slot_brain):
     slot_brain._rankings.clear()
     slot_brain._drop_slots()
     cold = slot_brain.choose(_turns(0, 4), CANDS, prefix="Action: ")
-    np.testing.assert_allclose(
-        [c.logprob for c in nxt.candidates], [c.logprob for c in cold.candidates], rtol=0.03, atol=0.15
-    )
+    _close([nxt], [cold])
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 15: the opt-in KV-slot path differs from a cold ranking by up to 0.36 nats on some prompts (float noise is < 0.15); not yet found",
-)
 def test_generation_between_rankings_does_not_corrupt_cached_prompts(slot_brain):
     """Sequence 0's evaluation drops later cells of every sequence; the slots must be forgotten, not trusted."""
     first = slot_brain.choose(_turns(7, 2), CANDS, prefix="Action: ")
     slot_brain.complete(MSGS, max_tokens=6)
     slot_brain._rankings.clear()
     again = slot_brain.choose(_turns(7, 2), CANDS, prefix="Action: ")
-    np.testing.assert_allclose(
-        [c.logprob for c in first.candidates], [c.logprob for c in again.candidates], rtol=0.03, atol=0.15
-    )
+    _close([first], [again])
 
 
 def test_concurrent_achoose_calls_are_batched(slot_brain):
@@ -222,10 +243,7 @@ def test_concurrent_achoose_calls_are_batched(slot_brain):
     assert slot_brain.batches and max(slot_brain.batches) >= 2, slot_brain.batches
     slot_brain._rankings.clear()
     alone = [slot_brain.choose(**c) for c in calls]
-    for x, y in zip(outs, alone):
-        np.testing.assert_allclose(
-            [c.logprob for c in x.candidates], [c.logprob for c in y.candidates], rtol=0.03, atol=0.15
-        )
+    _close(outs, alone)
 
     async def with_a_bad_call():
         bad = slot_brain.achoose(MSGS, [], prefix="Action: ")
@@ -290,3 +308,22 @@ def test_llama_cpp_logging_is_silent_unless_debug(capfd, caplog, gguf_path):
 def test_local_brain_declares_its_capabilities(local_brain):
     assert isinstance(local_brain, AsyncChoosingBrain) and writes_text(local_brain)
     assert not isinstance(local_brain, (EnvBoundBrain, ForkableBrain, CheckableBrain))
+
+
+def test_generation_evicts_cached_prompts_rather_than_overflow_the_kv_cache():
+    """Slots hold most of a small context; a long generation in sequence 0 then needs their cells."""
+    from agents.brains.local import LocalBrain
+
+    brain = LocalBrain(model="gemma3-270m", n_ctx=1024, seed=0, kv_slots=4)
+    for a in range(4):
+        brain.choose(_turns(a, 8), CANDS, prefix="Action: ")
+    held = sum(brain.runtime.seq_length(s) for s in brain._slots.slots)
+    long = [{"role": "user", "content": "Tell a long story about a village. " * 70}]
+    n_prompt = len(brain.tokenize(brain.prompt_text(long)))
+    assert held + n_prompt + 96 > 1024, (held, n_prompt)  # without eviction the cache would overflow
+    out = brain.complete(long, max_tokens=96, temperature=0.0)
+    assert out.tokens_in == n_prompt and out.tokens_out > 0
+    held_after = sum(brain.runtime.seq_length(s) for s in brain._slots.slots)
+    assert held_after + n_prompt + out.tokens_out <= 1024
+    again = brain.choose(_turns(0, 8), CANDS, prefix="Action: ")  # slots refill and rank as before
+    assert again.text.removeprefix("Action: ") in CANDS

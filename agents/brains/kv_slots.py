@@ -114,6 +114,19 @@ class SlotTable:
             evict.append(s.seq)
         return placements, evict
 
+    def evict_for(self, cells: int) -> list[int]:
+        """Slots to clear, least recently used first, so that `cells` more fit beside the rest (others' work:
+        sequence 0's generation). Everything is cleared when even that is not enough."""
+        need = self.cells() + cells
+        out: list[int] = []
+        for s in sorted(self.slots.values(), key=lambda s: s.used):
+            if need <= self.capacity:
+                break
+            if s.tokens:
+                need -= len(s.tokens)
+                out.append(s.seq)
+        return out
+
     def commit(self, seq: int, tokens: list[int]) -> None:
         """Slot `seq` now holds `tokens` (after its placement was decoded)."""
         self._clock += 1

@@ -451,6 +451,20 @@ class LocalBrain:
             if n < len(slot.tokens):
                 slot.tokens = slot.tokens[:n]
 
+    def _make_room(self, cells: int) -> None:
+        """Before sequence 0 grows to `cells` (a prompt and its generation): evict cached prompts, least recently used
+        first, so the unified KV cache holds both (a reflection's generation once overflowed it)."""
+        if self._slots is None:
+            return
+        for seq in self._slots.evict_for(cells):
+            self.runtime.drop_sequence(seq)
+            self._slots.clear(seq)
+
+    def _room_for(self, tokens: list[int], max_new: int) -> list[int]:
+        """`tokens`, after making room for them and `max_new` generated tokens in sequence 0."""
+        self._make_room(min(self.runtime.n_ctx, len(tokens) + max_new))
+        return tokens
+
     def _drop_slots(self) -> None:
         """Forget every cached prompt (and remove its cells)."""
         if self._slots is not None and self._slots.cells():
@@ -478,7 +492,7 @@ class LocalBrain:
         out = cast(
             dict[str, Any],
             self.llm.create_completion(
-                prompt=self.tokenize(head + before),
+                prompt=self._room_for(self.tokenize(head + before), 32),
                 max_tokens=32,
                 temperature=temperature or 0.0,
                 stop=stop,
@@ -578,6 +592,7 @@ class LocalBrain:
         with self._lock:
             tokens = self.tokenize(prompt)
             self._check_fits(len(tokens))
+            self._room_for(tokens, max_tokens or self.max_tokens)
             out = cast(
                 dict[str, Any],
                 self.llm.create_completion(  # not streaming: one response dict
