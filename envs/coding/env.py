@@ -144,12 +144,23 @@ class CodingEnv(gym.Env):
 
     @property
     def limits(self) -> Limits:
-        """The sandbox's limits: the caller's, with the task's `storage_mb` as the workspace's disk
-        quota unless the caller set `disk_bytes` itself."""
+        """The sandbox's limits: the caller's, with the task's `storage_mb` as the workspace's disk quota and, on
+        Docker, its `memory_mb` as the container's memory, unless the caller set those limits itself."""
         lim, mb = self._limits, self.task.storage_mb
-        if mb is None or "disk_bytes" in lim.model_fields_set:
-            return lim
-        return lim.model_copy(update={"disk_bytes": mb * 1024**2})
+        update: dict[str, int] = {}
+        if mb is not None and "disk_bytes" not in lim.model_fields_set:
+            update["disk_bytes"] = mb * 1024**2
+        if self.backend == "docker" and self.task.memory_mb and "memory_bytes" not in lim.model_fields_set:
+            # a container's memory is a total (cgroup), as Harbor means it; under bwrap memory_bytes is each
+            # process's address space, which V8 and CPython reserve far beyond what they use: left as is
+            update["memory_bytes"] = self.task.memory_mb * 1024**2
+        return lim.model_copy(update=update) if update else lim
+
+    def sandbox_options(self) -> dict[str, Any]:
+        """What the backend is given besides the limits: the task's CPUs as the container's quota (Docker)."""
+        if self.backend == "docker" and self.task.cpus:
+            return {"cpus": float(self.task.cpus)}
+        return {}
 
     def _instruction(self) -> str:
         t = self.task
@@ -174,6 +185,7 @@ class CodingEnv(gym.Env):
             network=self.network,
             start=False,
             ro_binds={**self._deps.ro_binds(), **self._stash.ro_binds()},
+            **self.sandbox_options(),
         )
         shutil.copytree(self.task.repo_dir, sb.workspace, dirs_exist_ok=True, symlinks=True)
         try:

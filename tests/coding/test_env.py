@@ -82,6 +82,25 @@ def test_task_storage_mb_is_the_workspace_disk_quota() -> None:
     assert plain.task.storage_mb is None and plain.limits.disk_bytes == Limits().disk_bytes
 
 
+def test_task_memory_and_cpus_are_container_totals_on_docker_only() -> None:
+    """Harbor's `memory_mb` / `cpus` mean a container's totals: Docker gets them (mem_limit, nano_cpus); bwrap keeps
+    its per-process address-space limit, which a task's total would wrongly cut (V8 reserves more than it uses)."""
+    from envs.coding.sandbox import make_sandbox
+
+    docker_env = CodingEnv(task="example-kv-delete", backend="docker")  # its task.toml: cpus 1, memory_mb 1024
+    assert docker_env.task.memory_mb == 1024 and docker_env.limits.memory_bytes == 1024 * 1024**2
+    assert docker_env.sandbox_options() == {"cpus": 1.0}
+    sb = make_sandbox("docker", limits=docker_env.limits, start=False, **docker_env.sandbox_options())
+    try:  # built, not started: no engine is needed to see what the container would be given
+        assert sb.cpus == 1.0 and sb.limits.memory_bytes == 1024 * 1024**2
+    finally:
+        sb.close()
+    mine = CodingEnv(task="example-kv-delete", backend="docker", limits={"memory_bytes": 3 * 1024**3})
+    assert mine.limits.memory_bytes == 3 * 1024**3
+    bwrap_env = CodingEnv(task="example-kv-delete")
+    assert bwrap_env.limits.memory_bytes == Limits().memory_bytes and bwrap_env.sandbox_options() == {}
+
+
 @needs_bwrap
 def test_a_disk_flood_fails_with_a_clear_message() -> None:
     env = CodingEnv(task="example-kv-delete", limits={"disk_bytes": 32 * 1024**2, "disk_files": 400})
