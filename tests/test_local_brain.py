@@ -327,3 +327,43 @@ def test_generation_evicts_cached_prompts_rather_than_overflow_the_kv_cache():
     assert held_after + n_prompt + out.tokens_out <= 1024
     again = brain.choose(_turns(0, 8), CANDS, prefix="Action: ")  # slots refill and rank as before
     assert again.text.removeprefix("Action: ") in CANDS
+
+
+def test_a_batch_evaluates_a_system_text_its_prompts_share_once(slot_brain):
+    """First round of a society: no slot holds anything yet, and every seat's prompt opens with the same rules.
+    The rules' tokens are evaluated for one prompt; the others copy those cells a decode later."""
+    from agents.brains.local import scoring_texts
+
+    rules = "The village holds a market every day. Everyone trades fairly and speaks plainly. " * 6
+
+    def seat(a: int) -> list[dict]:
+        return [{"role": "system", "content": rules}, {"role": "user", "content": f"You are agent {a}. What now?"}]
+
+    calls = [dict(messages=seat(a), candidates=CANDS, prefix="Action: ") for a in range(4)]
+    slot_brain._rankings.clear()
+    slot_brain._drop_slots()
+    rt = slot_brain.runtime
+    before = rt.prompt_tokens_evaluated
+    together = slot_brain.choose_many(calls)
+    evaluated = rt.prompt_tokens_evaluated - before
+    full = [len(slot_brain.tokenize(scoring_texts(slot_brain.prompt_text(c["messages"]), "Action: ", "")[0])) for c in calls]
+    shared = len(slot_brain.tokenize(slot_brain.prompt_text(seat(0)).split("You are agent")[0]))
+    assert shared > 80 and evaluated <= sum(full) - 3 * (shared - 8), (evaluated, full, shared)
+    slot_brain._rankings.clear()
+    slot_brain._drop_slots()
+    _close(together, [slot_brain.choose(**c) for c in calls])
+
+
+def test_a_slot_fill_starts_from_the_agents_cached_prompt(slot_brain, local_brain, monkeypatch):
+    """The winning template's text is generated in sequence 0: it takes the agent's prompt from its KV slot (shared
+    cells) instead of evaluating it again, and writes what a brain without slots writes."""
+    rt = slot_brain.runtime
+    adopted: list[int] = []
+    real = rt.adopt_prefix
+    monkeypatch.setattr(rt, "adopt_prefix", lambda src, toks: (adopted.append(len(toks)), real(src, toks)))
+    msgs = _turns(21, 5)
+    slot_brain.choose(msgs, CANDS, prefix="Action: ")  # the agent's prompt now sits in a slot
+    filled = slot_brain.choose(msgs, ["say[...]"], prefix="Action: ")
+    prompt = len(slot_brain.tokenize(slot_brain.prompt_text(msgs)))
+    assert adopted and adopted[-1] >= prompt - 4, (adopted, prompt)
+    assert filled.text == local_brain.choose(msgs, ["say[...]"], prefix="Action: ").text

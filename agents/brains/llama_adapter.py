@@ -306,6 +306,16 @@ class LlamaRuntime:
 
         return int(llama_cpp.llama_memory_seq_pos_max(llama_cpp.llama_get_memory(self.llm._ctx.ctx), seq)) + 1
 
+    def adopt_prefix(self, src: int, tokens: Sequence[int]) -> None:
+        """Make sequence 0 (the one `Llama.generate` / `eval` use) hold `tokens` by sharing the cells sequence `src`
+        holds for them (no decode), and tell the `Llama` object so, so its prefix reuse starts after them."""
+        n = len(tokens)
+        ctx = self.llm._ctx
+        ctx.kv_cache_seq_rm(0, -1, -1)
+        ctx.kv_cache_seq_cp(src, 0, 0, n)
+        self.llm.input_ids[:n] = tokens
+        self.llm.n_tokens = n
+
     def copy_prefix(self, src: int, dst: int, n: int) -> None:
         """Give sequence `dst` the cells of `src` at positions < n (shared, not copied)."""
         self.llm._ctx.kv_cache_seq_cp(src, dst, 0, n)

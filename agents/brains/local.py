@@ -47,6 +47,7 @@ def _log_softmax_rows(rows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
 
 
 _NO_TOKENS = np.zeros(0, dtype=np.float64)  # the per-token logprobs of an empty continuation
+SHARE_MIN_TOKENS = 32  # a batch-mate's prefix worth waiting one decode for (KV slots)
 RANKINGS_KEPT = 64  # choose() rankings remembered (search samples N actions at one state; rollouts revisit states)
 
 
@@ -368,12 +369,13 @@ class LocalBrain:
             tokenized.append((base, fulls, owns))
         if self._slots is None or not self._scratch:
             return [self._rank_in_sequence_0(*t) for t in tokenized]
-        rankings: list[_Ranking] = []
-        todo = list(tokenized)
+        rankings: dict[int, _Ranking] = {}
+        todo = list(enumerate(tokenized))
         self._check_slots()
         while todo:
-            contexts = [base[: min(owns)] for base, _, owns in todo]
-            reserve = len(self.runtime.cached_tokens()) + sum(sum(len(f) for f in fulls) for _, fulls, _ in todo)
+            wave, todo = self._wave(todo)
+            contexts = [base[: min(owns)] for _, (base, _, owns) in wave]
+            reserve = len(self.runtime.cached_tokens()) + sum(sum(len(f) for f in t[1]) for _, t in wave + todo)
             placements, evict = self._slots.place(contexts, reserve)
             if not placements:
                 raise BrainError("no KV slot is free for a prompt; raise brain.n_seq or brain.kv_slots")
@@ -392,17 +394,33 @@ class LocalBrain:
             last = rt.decode_batch(tails)
             for pl, ctx in zip(placements, contexts):
                 self._slots.commit(pl.seq, ctx)
-            done, todo = todo[: len(placements)], todo[len(placements) :]
+            done, todo = wave[: len(placements)], wave[len(placements) :] + todo
             conts = [
                 [(f[len(ctx) :], own - len(ctx)) for f, own in zip(fulls, owns)]
-                for (_, fulls, owns), ctx in zip(done, contexts)
+                for (_, (_, fulls, owns)), ctx in zip(done, contexts)
             ]
             scored = self._score_in_slots(
                 [(pl.seq, len(ctx), rows[-1], c) for pl, ctx, rows, c in zip(placements, contexts, last, conts)]
             )
-            for (base, fulls, owns), per in zip(done, scored):
-                rankings.append(_Ranking(base, fulls, owns, {i: lp for i, lp in enumerate(per) if lp is not None}))
-        return rankings
+            for (k, (base, fulls, owns)), per in zip(done, scored):
+                rankings[k] = _Ranking(base, fulls, owns, {i: lp for i, lp in enumerate(per) if lp is not None})
+        return [rankings[k] for k in range(len(tokenized))]
+
+    def _wave(self, todo: list[tuple[int, Any]]) -> tuple[list[tuple[int, Any]], list[tuple[int, Any]]]:
+        """The prompts to decode now, and those to hold back one decode: a prompt sharing a longer prefix with an
+        earlier prompt of this batch than with any cached slot (agents' common system text, first round) waits, so
+        it copies those cells once they exist instead of evaluating them again."""
+        assert self._slots is not None
+        cached = [slot.tokens for slot in self._slots.slots.values()]
+        now: list[tuple[int, Any]] = []
+        later: list[tuple[int, Any]] = []
+        for item in todo:
+            base, _, owns = item[1]
+            ctx = base[: min(owns)]
+            in_slots = max((common_prefix(c, ctx) for c in cached), default=0)
+            in_batch = max((common_prefix(o[1][0], ctx) for o in now), default=0)
+            (later if in_batch > in_slots + SHARE_MIN_TOKENS else now).append(item)
+        return now, later
 
     def _score_in_slots(
         self, reqs: list[tuple[int, int, np.ndarray, list[tuple[list[int], int]]]]
@@ -461,8 +479,19 @@ class LocalBrain:
             self._slots.clear(seq)
 
     def _room_for(self, tokens: list[int], max_new: int) -> list[int]:
-        """`tokens`, after making room for them and `max_new` generated tokens in sequence 0."""
+        """`tokens`, ready for generation in sequence 0: room made for them and `max_new` more, and the longest prefix
+        a KV slot holds (the agent's own prompt, just ranked there) shared into sequence 0, so generation evaluates
+        only what follows it rather than the whole prompt again."""
         self._make_room(min(self.runtime.n_ctx, len(tokens) + max_new))
+        if self._slots is not None:
+            best, n = None, common_prefix(self.runtime.cached_tokens(), tokens)
+            for seq, slot in self._slots.slots.items():
+                k = min(common_prefix(slot.tokens, tokens), self.runtime.seq_length(seq))
+                if k > n:
+                    best, n = seq, k
+            if best is not None:
+                self.runtime.adopt_prefix(best, tokens[: min(n, len(tokens) - 1)])
+                self._last_logits = None
         return tokens
 
     def _drop_slots(self) -> None:
