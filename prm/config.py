@@ -34,7 +34,8 @@ class TrainConfig(BaseModel):
     labels: Literal["td", "mc", "return"] = "td"  # td = the paper; mc = mc_labels.jsonl; return = own MC return
     td: TDConfig = TDConfig()
     outcome: Literal["reward", "success"] = "reward"
-    reward_scale: float = Field(default=1.0, gt=0.0)  # rewards are divided by it: payoffs above 1 (a society game's) onto the promise scale
+    # rewards are divided by it: payoffs above 1 (a society game's) onto the promise scale
+    reward_scale: float = Field(default=1.0, gt=0.0)
     truncated_as_failure: bool = True  # a step-limit cut scores as failure (WebShop does): no bootstrap
     beta: float = Field(default=1.0, ge=0.0)  # weight of the progress loss L_A
     rank_weight: float = Field(default=0.0, ge=0.0)  # weight of the sibling ranking loss L_R (0 = the paper's loss)

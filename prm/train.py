@@ -104,11 +104,19 @@ class Trainer:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         seed_everything(cfg.seed)
-        how = dict(outcome=cfg.outcome, truncated_as_failure=cfg.truncated_as_failure, reward_scale=cfg.reward_scale)
-        trajs = load_trajectories(cfg.data, **how)
+
+        def load(paths: Any) -> list[Any]:
+            return load_trajectories(
+                paths,
+                outcome=cfg.outcome,
+                truncated_as_failure=cfg.truncated_as_failure,
+                reward_scale=cfg.reward_scale,
+            )
+
+        trajs = load(cfg.data)
         if cfg.eval_data:
             self.train_trajs = trajs
-            self.heldout = load_trajectories(cfg.eval_data, **how)
+            self.heldout = load(cfg.eval_data)
         else:
             self.train_trajs, self.heldout = split_by_task(trajs, cfg.eval_fraction, cfg.seed)
         if cfg.max_train_trajectories is not None:

@@ -346,7 +346,9 @@ def test_a_batch_evaluates_a_system_text_its_prompts_share_once(slot_brain):
     before = rt.prompt_tokens_evaluated
     together = slot_brain.choose_many(calls)
     evaluated = rt.prompt_tokens_evaluated - before
-    full = [len(slot_brain.tokenize(scoring_texts(slot_brain.prompt_text(c["messages"]), "Action: ", "")[0])) for c in calls]
+    full = [
+        len(slot_brain.tokenize(scoring_texts(slot_brain.prompt_text(c["messages"]), "Action: ", "")[0])) for c in calls
+    ]
     shared = len(slot_brain.tokenize(slot_brain.prompt_text(seat(0)).split("You are agent")[0]))
     assert shared > 80 and evaluated <= sum(full) - 3 * (shared - 8), (evaluated, full, shared)
     slot_brain._rankings.clear()
