@@ -369,3 +369,17 @@ def test_a_slot_fill_starts_from_the_agents_cached_prompt(slot_brain, local_brai
     prompt = len(slot_brain.tokenize(slot_brain.prompt_text(msgs)))
     assert adopted and adopted[-1] >= prompt - 4, (adopted, prompt)
     assert filled.text == local_brain.choose(msgs, ["say[...]"], prefix="Action: ").text
+
+
+def test_a_batch_without_slots_fills_each_template_before_ranking_the_next_prompt(local_brain, monkeypatch):
+    """Without KV slots a batch's prompts take turns in sequence 0: each winning template is written while its own
+    prompt is still cached there, so no prompt is evaluated twice (once to rank, again to generate)."""
+    evaluated: list[int] = []
+    real = local_brain.llm.eval
+    monkeypatch.setattr(local_brain.llm, "eval", lambda toks: (evaluated.append(len(toks)), real(toks))[1])
+    calls = [dict(messages=_turns(30 + a, 4), candidates=["say[...]"], prefix="Action: ") for a in range(3)]
+    outs = local_brain.choose_many(calls)
+    assert all(o.text.startswith("Action: say[") for o in outs)
+    prompts = [len(local_brain.tokenize(local_brain.prompt_text(c["messages"]))) for c in calls]
+    # each prompt once, plus the few tokens generated and re-scored per fill; a second evaluation would add ~a prompt
+    assert sum(evaluated) < sum(prompts) + min(prompts) // 2, (evaluated, prompts)

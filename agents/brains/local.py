@@ -273,11 +273,20 @@ class LocalBrain:
 
     # ------------------------------------------------------------------ ranking
     def _choose_many_locked(self, reqs: list[_Request]) -> list[BrainOutput]:
-        """Rank every request's candidates (new prompts in shared decodes), then pick per request."""
-        t0 = time.perf_counter()
+        """Rank every request's candidates (new prompts in shared decodes), then pick per request.
+
+        Without KV slots the prompts are ranked one after another in sequence 0 anyway, so each request is ranked
+        and finished before the next: a slot fill then generates after the prompt sequence 0 still holds, instead
+        of evaluating it again after the batch's last prompt replaced it."""
         for r in reqs:
             if not r.candidates:
                 raise ValueError("choose() needs at least one candidate")
+        if self._slots is None and len(reqs) > 1:
+            return [out for r in reqs for out in self._rank_and_finish([r])]
+        return self._rank_and_finish(reqs)
+
+    def _rank_and_finish(self, reqs: list[_Request]) -> list[BrainOutput]:
+        t0 = time.perf_counter()
         prompts = [self.prompt_text(r.messages) for r in reqs]
         keys = [(prompt, r.prefix, tuple(r.candidates)) for prompt, r in zip(prompts, reqs)]
         missing = list(dict.fromkeys(k for k in keys if k not in self._rankings))
