@@ -20,8 +20,8 @@ The model's solo limit is measured in the same process: one prompt of 512 tokens
 one decode (prompt tokens/s), and one token at a time (generation tokens/s). A row's `tok/s` is
 the logical prompt + candidate tokens its seats were served per second of decision time.
 
-Modes are interleaved and repeated (`--repeats`, order rotated each time) on a shared machine; a
-row is the repeat with the least decision time, and every repeat's time is in the JSON.
+Modes are interleaved and repeated (`--repeats`, order rotated each time) on a shared machine, each run in
+a process of its own; a row is the repeat with the least decision time, and every repeat's time is in the JSON.
 Only the seats' decision time counts (`decide_s`: prompts, brain calls, parsing), not the model
 load (a warm-up load and decode comes first). `same actions` compares each mode's moves with the sequential run's.
 
@@ -50,6 +50,16 @@ log = logging.getLogger("bench.societies_llm")
 
 
 def play(out: Path, scenario: str, agents: int, rounds: int, **kw: Any) -> dict[str, Any]:
+    """One run in a fresh process: runs in one process disturbed each other (a batched run took 76 s after
+    other modes, 41-45 s in a process of its own, for the same tokens), so no mode inherits another's state."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(play_here, out, scenario, agents, rounds, **kw).result()
+
+
+def play_here(out: Path, scenario: str, agents: int, rounds: int, **kw: Any) -> dict[str, Any]:
     from agents.config import validate_config
     from societies.config import SocietyRunConfig
     from societies.run import run_society

@@ -332,3 +332,34 @@ def test_env_server_serves_coding_by_task_name_only(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@needs_bwrap
+def test_agents_collect_on_coding_resumes_to_exactly_n(tmp_path: Path) -> None:
+    """`python -m agents.collect env=coding` stores trajectories like the other envs; a rerun after a crash that cut
+    a record mid-write tops the store up to exactly N, with nothing lost or duplicated."""
+    from agents.trajectories import TrajectoryStore
+
+    out = tmp_path / "c"
+
+    def collect(n: int) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "agents.collect", "env=coding", "brain=scripted", f"episodes={n}"]
+        return subprocess.run(
+            [*cmd, f"out={out}", "progress=false", "concurrency=2"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=900,
+        )
+
+    first = collect(2)
+    assert first.returncode == 0, first.stderr[-3000:]
+    traj = out / "trajectories.jsonl"
+    with open(traj, "a") as f:  # what a kill in the middle of a write leaves
+        f.write('{"schema_version": "1.0", "episode_id": "coding-9", "env"')
+    again = collect(3)
+    assert again.returncode == 0, again.stderr[-3000:]
+    eps = list(TrajectoryStore(traj).read(strict=True))
+    assert len(eps) == len({e.episode_id for e in eps}) == 3
+    assert all(e.env == "coding" and e.outcome.success for e in eps), [(e.env, e.outcome) for e in eps]
+    assert json.loads((out / "summary.json").read_text())["episodes_this_run"] == 1
