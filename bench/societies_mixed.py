@@ -53,7 +53,7 @@ def run_config(out: Path, args: argparse.Namespace, llm: bool) -> Any:
     local = {
         "name": "local",
         "n_threads": args.threads,
-        "temperature": 0.0,
+        "temperature": args.temperature,
         "kv_slots": args.llm_seats,
         "n_seq": args.llm_seats + 4,  # + llama's own sequence + the scored candidates
         "n_ctx": PROMPT_TOKENS * (args.llm_seats + 1),
@@ -211,6 +211,7 @@ def main() -> None:
     ap.add_argument("--degree", type=float, default=6.0)
     ap.add_argument("--rewire", type=float, default=0.1)
     ap.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
+    ap.add_argument("--temperature", type=float, default=0.0, help="the seats' sampling (seeded; 0 = argmax)")
     ap.add_argument("--out", type=Path, default=ROOT / "runs" / "societies_mixed", help="run folders (LLM call cache)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -88,7 +88,7 @@ class OpinionScenario(Scenario):
             f"{self.persona(i)} You take part in a discussion on one topic; your opinion is a number from 0 "
             f"(fully against) to 1 (fully for). Each round you meet one neighbour. Reply 'keep' to keep your "
             f"opinion, 'compromise' to move {self.mu:g} of the way towards your partner's opinion, or "
-            f"opinion[x] to state a new opinion x, written as a decimal number such as 0.2 or 0.75."
+            f"a new opinion written as a number in brackets, such as opinion[0.35] or opinion[0.8]."
         )
 
     def observe(self, i: int) -> str:
