@@ -11,6 +11,7 @@ Outputs in ${out}: checkpoint/ (model + trainer_state.pt), best/, final/, histor
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import random
@@ -104,15 +105,12 @@ class Trainer:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         seed_everything(cfg.seed)
-
-        def load(paths: Any) -> list[Any]:
-            return load_trajectories(
-                paths,
-                outcome=cfg.outcome,
-                truncated_as_failure=cfg.truncated_as_failure,
-                reward_scale=cfg.reward_scale,
-            )
-
+        load = functools.partial(
+            load_trajectories,
+            outcome=cfg.outcome,
+            truncated_as_failure=cfg.truncated_as_failure,
+            reward_scale=cfg.reward_scale,
+        )
         trajs = load(cfg.data)
         if cfg.eval_data:
             self.train_trajs = trajs

@@ -281,7 +281,7 @@ class LocalBrain:
         for r in reqs:
             if not r.candidates:
                 raise ValueError("choose() needs at least one candidate")
-        if self._slots is None and len(reqs) > 1:
+        if self._slots is None:
             return [out for r in reqs for out in self._rank_and_finish([r])]
         return self._rank_and_finish(reqs)
 
