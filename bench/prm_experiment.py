@@ -383,6 +383,9 @@ def stage_train(args, work: Path, name: str, labels: str) -> dict:
         "progress": False,
         "rank_weight": args.rank_weight,
         "batch_by": "task" if args.rank_weight > 0 else "trajectory",
+        "max_task_batch": args.max_task_batch,
+        "branch_training": args.branch_training,
+        "lr": args.lr,
     }
     train(cfg)
     return json.loads((out / "history.json").read_text())
@@ -785,6 +788,13 @@ def main() -> None:
     )
     p.add_argument("--sibling-max", type=int, default=8, help="at most this many siblings per state")
     p.add_argument(
+        "--branch-training",
+        choices=("whole", "at_branch"),
+        default="whole",
+        help="at_branch: train a branch/sibling/ending trajectory only where it left its path (one window each)",
+    )
+    p.add_argument("--max-task-batch", type=int, default=24, help="trajectories of one task per micro-batch")
+    p.add_argument(
         "--sibling-goals", type=int, default=15, help="test tasks the sibling-ranking diagnostic walks through"
     )
     p.add_argument("--sibling-epsilon", type=float, default=0.1, help="noise of the policy that continues each sibling")
@@ -804,6 +814,7 @@ def main() -> None:
     p.add_argument("--max-length", type=int, default=384)
     p.add_argument("--obs-tokens", type=int, default=100)
     p.add_argument("--freeze-layers", type=int, default=3)
+    p.add_argument("--lr", type=float, default=5e-5, help="learning rate of the backbone (the head's is 1e-3)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--outcome", choices=["reward", "success"], default="success")

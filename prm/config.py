@@ -41,6 +41,10 @@ class TrainConfig(BaseModel):
     rank_weight: float = Field(default=0.0, ge=0.0)  # weight of the sibling ranking loss L_R (0 = the paper's loss)
     rank_margin: float = Field(default=0.01, ge=0.0)  # sibling pairs whose labels differ by less are not ranked
     rank_scale: float = Field(default=20.0, gt=0.0)  # logistic sharpness on the promise scale (0..1)
+    # at_branch: a trajectory that left a path it shares a prefix with (a branch, a sibling, an ending branch) is
+    # trained only at the step where it left, in one window, on its own discounted return from there (lambda = 1):
+    # the comparison beam search makes, at the cost of one window instead of the whole continuation
+    branch_training: Literal["whole", "at_branch"] = "whole"
     batch_by: Literal["trajectory", "task"] = "trajectory"  # task: a micro-batch holds one task's trajectories
     max_task_batch: int = Field(default=24, ge=1)  # batch_by=task: a task with more trajectories is split
     epochs: int = Field(default=3, ge=1)

@@ -27,6 +27,9 @@ from envs.contract import CompactsObservations
 log = logging.getLogger(__name__)
 OutcomeMode = Literal["reward", "success"]
 MC_LABELS = "mc_labels.jsonl"
+# The raw output `prm.policy` records for an action a data generator chose instead of the policy: the step where a
+# branch, a sibling or an ending branch left the path it shares a prefix with.
+BRANCH_OUTPUTS = ("(branch)", "(sibling)", "(ending branch)")
 Compactor = Callable[[str], str]
 
 
@@ -45,6 +48,7 @@ class Trajectory:
     group: str  # the task (instruction); steps of one task are comparable
     mc_q: np.ndarray | None = None  # Monte Carlo promise labels, when computed
     meta: dict = field(default_factory=dict)
+    branch_step: int | None = None  # where it left the path it shares a prefix with (`BRANCH_OUTPUTS`), if it did
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -81,6 +85,12 @@ def step_action_text(step) -> str:
     return f"(unparsed output) {step.raw_output[:120]}"
 
 
+def branch_step(steps) -> int | None:
+    """The index of the last step whose raw output marks a branch (`BRANCH_OUTPUTS`), else None."""
+    marked = [i for i, s in enumerate(steps) if s.raw_output in BRANCH_OUTPUTS]
+    return marked[-1] if marked else None
+
+
 def from_record(
     ep: EpisodeRecord, *, outcome: OutcomeMode = "reward", truncated_as_failure: bool = True, reward_scale: float = 1.0
 ) -> Trajectory | None:
@@ -112,6 +122,7 @@ def from_record(
         success=success,
         group=ep.instruction,
         meta=dict(ep.meta),
+        branch_step=branch_step(ep.steps),
     )
 
 

@@ -48,15 +48,19 @@ def labels(kind: str, trajs: list[Trajectory], values: np.ndarray, td: TDConfig)
     raise ValueError(f"unknown labels kind {kind!r}; valid: td, mc, return")
 
 
-def prm_loss(values: torch.Tensor, q: torch.Tensor, lengths: list[int], beta: float) -> LossParts:
-    """values, q: flat over the batch's trajectories in order; lengths: steps per trajectory."""
-    l_q = 0.5 * (values - q).pow(2).mean()
+def prm_loss(
+    values: torch.Tensor, q: torch.Tensor, lengths: list[int], beta: float, trained: torch.Tensor | None = None
+) -> LossParts:
+    """values, q: flat over the batch's trajectories in order; lengths: steps per trajectory; `trained` (bool, flat):
+    the steps the loss covers (default all; a branch trained only where it left its path covers one step)."""
+    trained = torch.ones_like(values, dtype=torch.bool) if trained is None else trained
+    l_q = 0.5 * (values[trained] - q[trained]).pow(2).mean()
     has_prev = torch.ones_like(values, dtype=torch.bool)
     starts = np.cumsum([0] + list(lengths[:-1]))
     has_prev[torch.as_tensor(starts, dtype=torch.long)] = False
     dm = values[1:] - values[:-1]
     dq = q[1:] - q[:-1]
-    mask = has_prev[1:]
+    mask = has_prev[1:] & trained[1:] & trained[:-1]
     l_a = 0.5 * (dm[mask] - dq[mask]).pow(2).mean() if bool(mask.any()) else values.sum() * 0.0
     return LossParts(l_q + beta * l_a, float(l_q.detach()), float(l_a.detach()))
 

@@ -25,7 +25,7 @@ from agents.core.loop import episode_summary, step_record
 from agents.trajectories.schema import EpisodeRecord, StepRecord
 from envs.contract import EnvSnapshot, restore_env, snapshot_env
 from envs.server.protocol import to_jsonable
-from prm.episodes import Compactor, env_compactor, unchanged
+from prm.episodes import BRANCH_OUTPUTS, Compactor, env_compactor, unchanged
 
 
 @dataclass(frozen=True)
@@ -256,7 +256,7 @@ def branch_rollouts(
         i = rng.choice(states)
         at, taken = path[i], path[i + 1].actions[-1]
         options = [a for a in at.info["available_actions"] if a != taken] or list(at.info["available_actions"])
-        child = apply(env, at, Sample(rng.choice(options), "(branch)"), max_steps)
+        child = apply(env, at, Sample(rng.choice(options), BRANCH_OUTPUTS[0]), max_steps)
         end, n = rollout(env, cont, child, seed=seed * 7919 + b, max_steps=max_steps)
         ends.append(end)
         steps += 1 + n
@@ -293,7 +293,7 @@ def sibling_rollouts(
         others = [a for a in at.info["available_actions"] if a != taken]
         picked = [taken, *rng.sample(others, min(len(others), max(0, max_siblings - 1)))]
         for j, a in enumerate(picked):
-            child = apply(env, at, Sample(a, "(sibling)"), max_steps)
+            child = apply(env, at, Sample(a, BRANCH_OUTPUTS[1]), max_steps)
             end, n = rollout(env, cont, child, seed=seed * 7919 + i * 131 + j, max_steps=max_steps)
             ends.append(end)
             steps += 1 + n
@@ -327,7 +327,7 @@ def ending_branches(
         for a in at.info["available_actions"]:
             if a == taken:
                 continue
-            child = apply(env, at, Sample(a, "(ending branch)"), max_steps)
+            child = apply(env, at, Sample(a, BRANCH_OUTPUTS[2]), max_steps)
             probed += 1
             if child.terminated:
                 ends.append(child)

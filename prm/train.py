@@ -49,8 +49,11 @@ def split_by_task(trajs: list[Trajectory], fraction: float, seed: int) -> tuple[
     return train, heldout
 
 
-def batch_scores(model: PRMModel, batch_trajs: list[Trajectory], windows: list[list[Window]]) -> torch.Tensor:
-    """One forward pass over every window of the given trajectories; scores flat in (trajectory, step) order."""
+def batch_scores(
+    model: PRMModel, batch_trajs: list[Trajectory], windows: list[list[Window]]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One forward pass over the given windows of the trajectories: scores flat in (trajectory, step) order, and
+    which steps the windows scored (a branch trained only where it left its path has one window; the rest are 0)."""
     flat_windows = [w for ws in windows for w in ws]
     scores = model(collate(flat_windows, model.steps.pad_id))
     offsets = np.cumsum([0] + [len(t) for t in batch_trajs])
@@ -61,9 +64,11 @@ def batch_scores(model: PRMModel, batch_trajs: list[Trajectory], windows: list[l
             for s in w.steps:
                 index[pos] = int(offsets[ti] + s)
                 pos += 1
-    out = torch.empty_like(scores)
+    out = scores.new_zeros(int(offsets[-1]))
     out[index] = scores  # window order -> trajectory/step order
-    return out
+    scored = torch.zeros(int(offsets[-1]), dtype=torch.bool)
+    scored[index] = True
+    return out, scored
 
 
 def evaluate(scorer: PRMScorer, heldout: list[Trajectory], cfg: TrainConfig) -> dict[str, float]:
@@ -133,9 +138,14 @@ class Trainer:
         cache = self.out / "cache" / "tokens.json"
         self.model.steps.load_cache(cache)
         t0 = time.perf_counter()
+        self.trained_at = [self.trained_step(t) for t in self.train_trajs]
         self.windows = [
             self.model.steps.windows(t.instruction, t.observations, t.actions, traj=i)
-            for i, t in enumerate(self.train_trajs)
+            if k is None
+            else self.model.steps.windows(
+                t.instruction, t.observations[: k + 1], t.actions[: k + 1], traj=i, last_only=True
+            )
+            for i, (t, k) in enumerate(zip(self.train_trajs, self.trained_at))
         ]
         self.model.steps.save_cache(cache)
         n_win = sum(len(w) for w in self.windows)
@@ -177,11 +187,14 @@ class Trainer:
         self.opt.zero_grad(set_to_none=True)
         for k, idx in enumerate(micro):
             trajs = [self.train_trajs[i] for i in idx]
-            values = batch_scores(model, trajs, [self.windows[i] for i in idx])
+            values, scored = batch_scores(model, trajs, [self.windows[i] for i in idx])
             q = torch.as_tensor(labels(cfg.labels, trajs, values.detach().double().numpy(), cfg.td), dtype=values.dtype)
-            parts = prm_loss(values, q, [len(t) for t in trajs], cfg.beta)
+            trained = self.trained_mask(idx, scored, q)
+            parts = prm_loss(values, q, [len(t) for t in trajs], cfg.beta, trained)
             if cfg.rank_weight > 0:
                 better, worse = sibling_pairs(trajs, cfg.rank_margin, q.numpy())
+                both = trained.numpy()[better] & trained.numpy()[worse]
+                better, worse = better[both], worse[both]
                 l_r = rank_loss(values, better, worse, cfg.rank_scale)
                 parts.loss = parts.loss + cfg.rank_weight * l_r
                 parts.l_r = float(l_r.detach())
@@ -211,6 +224,24 @@ class Trainer:
             progress.update(task, advance=len(idx), loss=f"{sums['loss'] / (k + 1):.4f}")
         n = max(1, len(micro))
         return {k: v / n for k, v in sums.items()} | {"train_seconds": time.perf_counter() - t0}
+
+    def trained_step(self, t: Trajectory) -> int | None:
+        """The one step a trajectory is trained at (`branch_training=at_branch` and it left a path), else None."""
+        return t.branch_step if self.cfg.branch_training == "at_branch" else None
+
+    def trained_mask(self, idx: np.ndarray, scored: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        """The steps of a micro-batch the loss covers; at a branch step, `q` is set to the trajectory's own discounted
+        return from there (its continuation was not scored, so a TD label would bootstrap from nothing)."""
+        trained = scored.clone()
+        at = 0
+        for i in idx:
+            t, k = self.train_trajs[i], self.trained_at[i]
+            if k is not None:
+                trained[at : at + len(t)] = False
+                trained[at + k] = True
+                q[at + k] = float(monte_carlo_returns(t.rewards, np.array([len(t)]), gamma=self.cfg.td.gamma)[k])
+            at += len(t)
+        return trained
 
     def micro_batches(self, rng: np.random.Generator) -> list[np.ndarray]:
         """Trajectory indices per micro-batch, shuffled: `batch_size` at a time, or one task's trajectories together

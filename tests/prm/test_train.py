@@ -212,14 +212,14 @@ def test_rank_loss_falls_when_the_better_sibling_scores_higher():
     assert float(rank_loss(torch.tensor([0.5]), better[:0], worse[:0], 20.0)) == 0.0
 
 
-def test_training_with_the_sibling_ranking_loss_batches_by_task(tmp_path, tiny_backbone, shop_kwargs):
-    """batch_by=task keeps a task's trajectories (and so a state's siblings) in one micro-batch; l_r is logged."""
+def _sibling_store(folder: Path, shop_kwargs: dict) -> Path:
+    """Sibling sets on 3 WebShop goals (a low-noise path, then up to 4 siblings at 2 of its states, continued)."""
     from envs.webshop.env import WebShopEnv
     from prm.policy import sibling_rollouts, start, to_episode
     from tests.prm.conftest import scripted_sampler
 
     env = WebShopEnv(split="train", **shop_kwargs)
-    store = TrajectoryStore(tmp_path / "sib" / "trajectories.jsonl")
+    store = TrajectoryStore(folder / "trajectories.jsonl")
     for g in range(3):
         ends, _ = sibling_rollouts(
             env,
@@ -242,19 +242,94 @@ def test_training_with_the_sibling_ranking_loss_batches_by_task(tmp_path, tiny_b
                     brain="scripted",
                 )
             )
+    return folder
+
+
+@pytest.mark.parametrize("branch_training", ["whole", "at_branch"])
+def test_training_with_the_sibling_ranking_loss_batches_by_task(tmp_path, tiny_backbone, shop_kwargs, branch_training):
+    """batch_by=task keeps a task's trajectories (and so a state's siblings) in one micro-batch; l_r is logged."""
+    data = _sibling_store(tmp_path / "sib", shop_kwargs)
     out = tmp_path / "prm"
     cfg = small_cfg(
         tmp_path,
         out,
         tiny_backbone,
-        data=[str(tmp_path / "sib")],
+        data=[str(data)],
         eval_data=None,
         eval_fraction=0.3,
         epochs=1,
         rank_weight=1.0,
         batch_by="task",
-        max_task_batch=6,
+        max_task_batch=6 if branch_training == "whole" else 32,
+        branch_training=branch_training,
     )
     train(cfg)
     hist = json.loads((out / "history.json").read_text())
     assert any(u["l_r"] > 0 for u in hist["updates"])  # sibling pairs were found inside the task batches
+
+
+def test_at_branch_training_scores_one_window_and_labels_it_with_the_own_return(tmp_path, tiny_backbone, shop_kwargs):
+    """A sibling is trained where it left its path only: one window ending there, its discounted return as label;
+    the path it left is trained whole."""
+    from prm.train import Trainer, batch_scores
+
+    data = _sibling_store(tmp_path / "sib", shop_kwargs)
+    gamma = 0.9
+    cfg = small_cfg(
+        tmp_path,
+        tmp_path / "prm",
+        tiny_backbone,
+        data=[str(data)],
+        eval_data=None,
+        eval_fraction=0.0,
+        branch_training="at_branch",
+        outcome="success",
+        td={"gamma": gamma},
+    )
+    from prm.config import TrainConfig
+
+    trainer = Trainer(TrainConfig(**cfg))
+    trainer.setup()
+    trajs = trainer.train_trajs
+    branched = [i for i, t in enumerate(trajs) if t.branch_step is not None]
+    paths = [i for i, t in enumerate(trajs) if t.branch_step is None]
+    assert branched and paths  # every sibling set keeps its base path
+    for i in branched:
+        t, k = trajs[i], trajs[i].branch_step
+        assert len(trainer.windows[i]) == 1 and trainer.windows[i][0].steps[-1] == k
+    for i in paths:
+        assert sorted(s for w in trainer.windows[i] for s in w.steps) == list(range(len(trajs[i])))
+    idx = np.array([branched[0], paths[0], branched[-1]])
+    batch = [trajs[i] for i in idx]
+    values, scored = batch_scores(trainer.model, batch, [trainer.windows[i] for i in idx])
+    q = torch.zeros(len(values), dtype=values.dtype)
+    trained = trainer.trained_mask(idx, scored, q)
+    offsets = np.cumsum([0] + [len(t) for t in batch])
+    expect = np.zeros(len(values), dtype=bool)
+    for j, t in enumerate(batch):
+        if t.branch_step is None:
+            expect[offsets[j] : offsets[j + 1]] = True
+        else:
+            k = t.branch_step
+            expect[offsets[j] + k] = True
+            assert float(q[offsets[j] + k]) == pytest.approx(gamma ** (len(t) - 1 - k) * float(t.success))
+    assert trained.numpy().tolist() == expect.tolist()
+    assert bool(scored[torch.as_tensor(expect)].all())  # every trained step was scored
+
+
+def test_prm_loss_ignores_steps_it_does_not_train():
+    v = torch.tensor([0.1, 0.9, 0.4])
+    q = torch.tensor([0.1, 0.0, 0.4])  # wrong only at the step left out
+    parts = prm_loss(v, q, [3], beta=1.0, trained=torch.tensor([True, False, True]))
+    assert parts.l_q == 0.0 and parts.l_a == 0.0  # no progress term across an untrained step
+    assert prm_loss(v, q, [3], beta=1.0).l_q > 0.1
+
+
+def test_records_mark_where_a_branch_left_its_path(tmp_path, shop_kwargs):
+    from prm.episodes import load_trajectories
+
+    trajs = load_trajectories([_sibling_store(tmp_path / "sib", shop_kwargs)])
+    marked = [t for t in trajs if t.branch_step is not None]
+    assert len(marked) == len(trajs) - 3  # all but the 3 base paths
+    for t in marked:
+        assert 0 <= t.branch_step < len(t)
