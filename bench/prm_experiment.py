@@ -386,6 +386,7 @@ def stage_train(args, work: Path, name: str, labels: str) -> dict:
         "max_task_batch": args.max_task_batch,
         "branch_training": args.branch_training,
         "lr": args.lr,
+        "rank_among": args.rank_among,
     }
     train(cfg)
     return json.loads((out / "history.json").read_text())
@@ -792,6 +793,12 @@ def main() -> None:
         choices=("whole", "at_branch"),
         default="whole",
         help="at_branch: train a branch/sibling/ending trajectory only where it left its path (one window each)",
+    )
+    p.add_argument(
+        "--rank-among",
+        choices=("siblings", "branches"),
+        default="siblings",
+        help="branches: the ranking loss compares only branch steps (labelled by the policy that continued them)",
     )
     p.add_argument("--max-task-batch", type=int, default=24, help="trajectories of one task per micro-batch")
     p.add_argument(

@@ -45,6 +45,9 @@ class TrainConfig(BaseModel):
     # trained only at the step where it left, in one window, on its own discounted return from there (lambda = 1):
     # the comparison beam search makes, at the cost of one window instead of the whole continuation
     branch_training: Literal["whole", "at_branch"] = "whole"
+    # which sibling steps the ranking loss compares: any two that share a prefix, or only branch steps (both labelled
+    # by the policy that continued them, not by the noise of independent behaviour-policy paths after a shared state)
+    rank_among: Literal["siblings", "branches"] = "siblings"
     batch_by: Literal["trajectory", "task"] = "trajectory"  # task: a micro-batch holds one task's trajectories
     max_task_batch: int = Field(default=24, ge=1)  # batch_by=task: a task with more trajectories is split
     epochs: int = Field(default=3, ge=1)

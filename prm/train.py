@@ -193,7 +193,8 @@ class Trainer:
             parts = prm_loss(values, q, [len(t) for t in trajs], cfg.beta, trained)
             if cfg.rank_weight > 0:
                 better, worse = sibling_pairs(trajs, cfg.rank_margin, q.numpy())
-                both = trained.numpy()[better] & trained.numpy()[worse]
+                keep = (self.branch_mask(idx) if cfg.rank_among == "branches" else trained).numpy()
+                both = keep[better] & keep[worse]
                 better, worse = better[both], worse[both]
                 l_r = rank_loss(values, better, worse, cfg.rank_scale)
                 parts.loss = parts.loss + cfg.rank_weight * l_r
@@ -242,6 +243,17 @@ class Trainer:
                 q[at + k] = float(monte_carlo_returns(t.rewards, np.array([len(t)]), gamma=self.cfg.td.gamma)[k])
             at += len(t)
         return trained
+
+    def branch_mask(self, idx: np.ndarray) -> torch.Tensor:
+        """Flat over a micro-batch: the steps where a trajectory left its path (whatever `branch_training` is)."""
+        out = torch.zeros(sum(len(self.train_trajs[i]) for i in idx), dtype=torch.bool)
+        at = 0
+        for i in idx:
+            t = self.train_trajs[i]
+            if t.branch_step is not None:
+                out[at + t.branch_step] = True
+            at += len(t)
+        return out
 
     def micro_batches(self, rng: np.random.Generator) -> list[np.ndarray]:
         """Trajectory indices per micro-batch, shuffled: `batch_size` at a time, or one task's trajectories together

@@ -245,8 +245,12 @@ def _sibling_store(folder: Path, shop_kwargs: dict) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("branch_training", ["whole", "at_branch"])
-def test_training_with_the_sibling_ranking_loss_batches_by_task(tmp_path, tiny_backbone, shop_kwargs, branch_training):
+@pytest.mark.parametrize(
+    ("branch_training", "rank_among"), [("whole", "siblings"), ("at_branch", "siblings"), ("at_branch", "branches")]
+)
+def test_training_with_the_sibling_ranking_loss_batches_by_task(
+    tmp_path, tiny_backbone, shop_kwargs, branch_training, rank_among
+):
     """batch_by=task keeps a task's trajectories (and so a state's siblings) in one micro-batch; l_r is logged."""
     data = _sibling_store(tmp_path / "sib", shop_kwargs)
     out = tmp_path / "prm"
@@ -262,6 +266,7 @@ def test_training_with_the_sibling_ranking_loss_batches_by_task(tmp_path, tiny_b
         batch_by="task",
         max_task_batch=6 if branch_training == "whole" else 32,
         branch_training=branch_training,
+        rank_among=rank_among,
     )
     train(cfg)
     hist = json.loads((out / "history.json").read_text())
@@ -314,6 +319,8 @@ def test_at_branch_training_scores_one_window_and_labels_it_with_the_own_return(
             expect[offsets[j] + k] = True
             assert float(q[offsets[j] + k]) == pytest.approx(gamma ** (len(t) - 1 - k) * float(t.success))
     assert trained.numpy().tolist() == expect.tolist()
+    branch_only = [(t.branch_step is not None and s == t.branch_step) for t in batch for s in range(len(t))]
+    assert trainer.branch_mask(idx).numpy().tolist() == branch_only
     assert bool(scored[torch.as_tensor(expect)].all())  # every trained step was scored
 
 
