@@ -547,7 +547,7 @@ def stage_search(
     return done
 
 
-def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
+def stage_siblings(args, work: Path, prm_name: str, goals: int = 15, split: str = "test") -> dict:
     """What beam search asks of a PRM: at one state, rank the best of the listed actions first.
 
     Along ε = 0.3 policy paths on the search goals, every listed action at every state is stepped, scored by the PRM,
@@ -557,7 +557,7 @@ def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
     (regret), and the older expert-action figures. States where no sibling can still succeed are left out.
     (Held-out pairwise accuracy compares steps across states; this compares siblings, which is what a beam does.)
     """
-    path = work / f"siblings_{prm_name}.json"
+    path = work / f"siblings_{prm_name}{'' if split == 'test' else '_' + split}.json"
     if path.exists():
         return json.loads(path.read_text())
     from envs.contract import restore_env
@@ -567,11 +567,15 @@ def stage_siblings(args, work: Path, prm_name: str, goals: int = 15) -> dict:
     from prm.search import score_nodes
 
     scorer = PRMScorer(PRMModel.from_pretrained(work / f"prm_{prm_name}" / "final"), batch_size=16)
-    env = make_env("test", args)
+    env = make_env(split, args)
     sampler = make_sampler(args, epsilon=0.3)
     expert = make_sampler(args, epsilon=0.0)
     rows: dict[str, dict[str, list[float]]] = {}
-    for g in range(min(goals, n_tasks(env))):
+    if split == "train":  # goals the PRM trained on (stage_data's draw), walked by other ε-paths: fit, not transfer
+        ids = np.random.default_rng(args.seed).permutation(n_tasks(env)).tolist()[: min(goals, args.td_goals)]
+    else:
+        ids = list(range(min(goals, n_tasks(env))))
+    for g in ids:
         root = start(env, options=task(args, g))
         visited = [root]
         rollout(env, sampler, root, seed=g, max_steps=args.max_steps, path=visited)
@@ -804,6 +808,12 @@ def main() -> None:
     p.add_argument(
         "--sibling-goals", type=int, default=15, help="test tasks the sibling-ranking diagnostic walks through"
     )
+    p.add_argument(
+        "--sibling-train-goals",
+        type=int,
+        default=0,
+        help="also run the sibling diagnostic on this many of the PRM's training tasks (does it fit, or not transfer?)",
+    )
     p.add_argument("--sibling-epsilon", type=float, default=0.1, help="noise of the policy that continues each sibling")
     p.add_argument(
         "--rank-weight",
@@ -860,6 +870,8 @@ def main() -> None:
     if not args.skip_mc:
         result["search_mc"] = stage_search(args, work, "mc", mc_budgets, ["bon", "beam"])
     result["siblings_td"] = stage_siblings(args, work, "td", args.sibling_goals)
+    if args.sibling_train_goals:
+        result["siblings_td_train_goals"] = stage_siblings(args, work, "td", args.sibling_train_goals, split="train")
     if not args.skip_mc:
         result["siblings_mc"] = stage_siblings(args, work, "mc", args.sibling_goals)
     if args.llm_goals:
