@@ -139,13 +139,17 @@ class Trainer:
         self.model.steps.load_cache(cache)
         t0 = time.perf_counter()
         self.trained_at = [self.trained_step(t) for t in self.train_trajs]
-        self.windows = [
-            self.model.steps.windows(t.instruction, t.observations, t.actions, traj=i)
-            if k is None
-            else self.model.steps.windows(
-                t.instruction, t.observations[: k + 1], t.actions[: k + 1], traj=i, last_only=True
-            )
+        # a branch trained at its branch step: one window ending there, labelled once with its own return from there
+        self.branch_q = {
+            i: float(monte_carlo_returns(t.rewards, np.array([len(t)]), gamma=cfg.td.gamma)[k])
             for i, (t, k) in enumerate(zip(self.train_trajs, self.trained_at))
+            if k is not None
+        }
+        self.windows = [
+            self.model.steps.windows(
+                t.instruction, t.observations[:end], t.actions[:end], traj=i, last_only=end is not None
+            )
+            for i, (t, end) in enumerate(zip(self.train_trajs, [None if k is None else k + 1 for k in self.trained_at]))
         ]
         self.model.steps.save_cache(cache)
         n_win = sum(len(w) for w in self.windows)
@@ -240,7 +244,7 @@ class Trainer:
             if k is not None:
                 trained[at : at + len(t)] = False
                 trained[at + k] = True
-                q[at + k] = float(monte_carlo_returns(t.rewards, np.array([len(t)]), gamma=self.cfg.td.gamma)[k])
+                q[at + k] = self.branch_q[int(i)]
             at += len(t)
         return trained
 
