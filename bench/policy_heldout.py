@@ -1,5 +1,7 @@
 """Held-out success of the embedded policy before and after training:
-`python bench/policy_heldout.py --policy base= --policy sft=runs/sft/adapter.gguf [--webshop N] [--faulttree N]`.
+`python bench/policy_heldout.py --policy base= --policy sft=runs/sft/adapter.gguf [--webshop N] [--faulttree N]`;
+`python bench/policy_heldout.py --combine DIR [DIR ...]` merges episode files of several runs (extending a
+table over more seeds, or runs split across processes) into one table with paired score differences.
 
 Every policy plays the same held-out goals (WebShop's test split; fault trees' test split), seeds
 fixed, with the main job's agent settings (transcript layout, ranked choice, sampling at the brain's
@@ -62,12 +64,22 @@ def main() -> None:
     ap.add_argument("--faulttree", type=int, default=100, help="held-out fault-tree entries (test split)")
     ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed+n-1 (extend a table)")
     ap.add_argument("--temperature", type=float, default=0.7, help="the main job's default (brain.temperature)")
+    ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads per brain (default: all cores)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "policy_heldout.json"))
+    ap.add_argument(
+        "--combine", nargs="+", metavar="DIR", help="merge <policy>-<env>.jsonl episode files; no new episodes"
+    )
     args = ap.parse_args()
+    if args.combine:
+        combine([Path(d) for d in args.combine], Path(args.out))
+        return
     policies = [parse_policy(p) for p in (args.policy or ["base="])]
     counts = {"webshop": args.webshop, "faulttree": args.faulttree}
 
-    brains = {name: LocalBrain(adapter=adapter, temperature=args.temperature) for name, adapter in policies}
+    brains = {
+        name: LocalBrain(adapter=adapter, temperature=args.temperature, n_threads=args.threads)
+        for name, adapter in policies
+    }
     agents = {name: build_agent(brain, {}, None) for name, brain in brains.items()}
     out_dir = Path(args.out).with_suffix("")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -91,28 +103,97 @@ def main() -> None:
                 f.close()
             env.close()
 
-    table = Table(
-        title=f"Held-out episodes, Gemma 3 270M (temperature {args.temperature}), seeds {args.first_seed}..{args.first_seed}+n-1"
-    )
+    rows = [
+        {"env": env_name, "policy": name, "adapter": dict(policies)[name], **summarize(recs)}
+        for (name, env_name), recs in records.items()
+    ]
+    title = f"Held-out episodes, Gemma 3 270M (temperature {args.temperature}), seeds from {args.first_seed}"
+    print_rows(title, rows)
+    Path(args.out).write_text(json.dumps({"wall_s": time.perf_counter() - t0, "rows": rows}, indent=2))
+    Console().print(f"wrote {args.out}")
+
+
+def print_rows(title: str, rows: list[dict[str, Any]]) -> None:
+    table = Table(title=title)
     for col in ("env", "policy", "episodes", "success", "mean score", "steps", "invalid", "step p50 s"):
         table.add_column(col, justify="left" if col in ("env", "policy") else "right")
-    rows = []
-    for (name, env_name), recs in records.items():
-        row = {"env": env_name, "policy": name, "adapter": dict(policies)[name], **summarize(recs)}
-        rows.append(row)
+    for row in rows:
         table.add_row(
-            env_name,
-            name,
+            row["env"],
+            row["policy"],
             str(row["episodes"]),
             f"{100 * row['success']:.1f}%",
-            f"{row['mean_score']:.1f}",
+            f"{row['mean_score']:.1f}" + (f" ± {row['score_ci95']:.1f}" if "score_ci95" in row else ""),
             f"{row['mean_steps']:.1f}",
             f"{100 * row['invalid_rate']:.1f}%",
             f"{row['step_p50_s']:.2f}",
         )
     Console().print(table)
-    Path(args.out).write_text(json.dumps({"wall_s": time.perf_counter() - t0, "rows": rows}, indent=2))
-    Console().print(f"wrote {args.out}")
+
+
+def mean_ci95(values: list[float]) -> tuple[float, float]:
+    """Mean and the half-width of its normal-approximation 95% interval."""
+    if len(values) < 2:
+        return (values[0] if values else 0.0), 0.0
+    return statistics.mean(values), 1.96 * statistics.stdev(values) / len(values) ** 0.5
+
+
+def combine(dirs: list[Path], out: Path) -> None:
+    """One table from the episode files of several runs; an (env, policy, seed) seen twice is kept once."""
+    episodes: dict[tuple[str, str], dict[int, EpisodeRecord]] = {}
+    for d in dirs:
+        for path in sorted(d.glob("*-*.jsonl")):
+            policy, _, env_name = path.stem.rpartition("-")
+            with path.open() as f:
+                for line in f:
+                    if line.strip():
+                        rec = EpisodeRecord.model_validate_json(line)
+                        episodes.setdefault((env_name, policy), {}).setdefault(rec.seed or 0, rec)
+    if not episodes:
+        raise SystemExit(f"no <policy>-<env>.jsonl episode files in {', '.join(map(str, dirs))}")
+    rows: list[dict[str, Any]] = []
+    for (env_name, policy), by_seed in sorted(episodes.items()):
+        recs = [by_seed[s] for s in sorted(by_seed)]
+        _, ci = mean_ci95([100 * r.outcome.reward for r in recs])
+        rows.append(
+            {
+                "env": env_name,
+                "policy": policy,
+                "seeds": [min(by_seed), max(by_seed)],
+                **summarize(recs),
+                "score_ci95": ci,
+            }
+        )
+    pairs = []
+    for env_name in sorted({e for e, _ in episodes}):
+        names = sorted(p for e, p in episodes if e == env_name)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                common = sorted(set(episodes[(env_name, a)]) & set(episodes[(env_name, b)]))
+                if not common:
+                    continue
+                diff = [
+                    100 * (episodes[(env_name, b)][s].outcome.reward - episodes[(env_name, a)][s].outcome.reward)
+                    for s in common
+                ]
+                mean, ci = mean_ci95(diff)
+                pairs.append(
+                    {
+                        "env": env_name,
+                        "minus": a,
+                        "policy": b,
+                        "paired_goals": len(common),
+                        "score_diff": mean,
+                        "ci95": ci,
+                    }
+                )
+    print_rows(f"Held-out episodes combined from {len(dirs)} runs", rows)
+    for p in pairs:
+        Console().print(
+            f"{p['env']}: {p['policy']} - {p['minus']} = {p['score_diff']:+.1f} ± {p['ci95']:.1f} score (95%, {p['paired_goals']} paired goals)"
+        )
+    out.write_text(json.dumps({"combined_from": [str(d) for d in dirs], "rows": rows, "paired": pairs}, indent=2))
+    Console().print(f"wrote {out}")
 
 
 if __name__ == "__main__":
