@@ -5,6 +5,10 @@ can rank a handful of candidate queries by likelihood. The candidates are spans 
 own words: all content words, and each clause's content words. Which words are not content is
 English (`STOPWORDS`) plus what the env says of its own domain: `info["slot_stopwords"]`
 (see `envs.contract`; WebShop lists shopping words such as "buy" and "price").
+
+A template whose verb the env already lists concretely (`check[...]` beside `check[Power cord fault]`)
+is not filled from the task: the env has said which arguments are worth trying, and task words
+(`check[maintenance assistant]`) are short, likely-sounding and wrong.
 """
 
 from __future__ import annotations
@@ -53,14 +57,24 @@ def task_spans(task: str, max_spans: int = 6, max_words: int = 10, stopwords: Co
     return spans
 
 
-def expand_templates(templates: list[str], task: str, max_spans: int = 6, stopwords: Collection[str] = ()) -> list[str]:
+def expand_templates(
+    templates: list[str],
+    task: str,
+    max_spans: int = 6,
+    stopwords: Collection[str] = (),
+    listed: Collection[str] = (),
+) -> list[str]:
     """`search[...]` -> `search[<span>]` for each span of the task; templates without a task stay as they are.
 
     `stopwords`: the env's own words to leave out of a slot (`info["slot_stopwords"]`), on top of `STOPWORDS`.
+    `listed`: the env's concrete actions; a template whose verb (`check[`) begins one of them is left out.
     """
     spans = task_spans(task, max_spans, stopwords=frozenset(stopwords)) if task else []
+    listed_verbs = {a.split("[", 1)[0] + "[" for a in listed if "[" in a}
     out: list[str] = []
     for t in templates:
+        if SLOT in t and t.split(SLOT, 1)[0] in listed_verbs:
+            continue
         if SLOT in t and spans:
             before, after = t.split(SLOT, 1)
             out.extend(before + s + after for s in spans)

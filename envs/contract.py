@@ -12,7 +12,9 @@ An env is a `gymnasium.Env` with `FreeText` observation and action spaces.
       and never silently no-ops; the state is unchanged.
 - `info` may carry, for the agent side's generic helpers:
     - `slot_stopwords`: list[str], with `action_templates`: words of the env's domain that slot
-      filling should not put into a template's slot (WebShop: "buy", "price", ...).
+      filling should not put into a template's slot (WebShop: "buy", "price", ...). A template
+      whose verb also begins listed `available_actions` (`check[...]` beside `check[Fuse]`) is
+      not filled from the task by the ranked-choice agent: the listed ones are its choices.
 - An action longer than `MAX_ACTION_CHARS` (or not a string) is a bad action; error messages echo
   at most `ECHO_CHARS` of the input (`excerpt`).
 - `terminated` = the task ended (success or failure decided); `truncated` = outside cut-off.

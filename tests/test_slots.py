@@ -51,3 +51,27 @@ def test_webshop_names_its_words_with_its_templates_and_fills_as_before():
     assert spans == want and spans
     _, _, _, _, info = env.step(env.expert_action())  # a results page: no template, no stopwords
     assert not info["action_templates"] and "slot_stopwords" not in info
+
+
+def test_a_template_the_env_lists_concretely_is_not_filled_from_the_task():
+    """Fault trees list concrete checks and diagnoses: `check[<task words>]` would be a short, likely, wrong choice."""
+    listed = ["check[Power cord fault]", "diagnose[Blown fuse]"]
+    filled = expand_templates(["check[...]", "ask[...]", "diagnose[...]"], TASK, listed=listed)
+    assert filled and all(f.startswith("ask[") for f in filled)
+
+
+def test_fault_tree_choices_are_its_listed_actions_and_task_filled_questions():
+    import gymnasium as gym
+
+    import envs  # noqa: F401  (registers the envs)
+
+    env = gym.make("agentsim/FaultTree-v0", split="test")
+    _, info = env.reset(seed=0)
+    agent = Agent(ScriptedBrain(), mode="choose")
+    agent.reset(info["instruction"])
+    args = agent._choose_args(info)
+    listed = info["available_actions"]
+    assert any(a.startswith("check[") for a in listed) and any(a.startswith("diagnose[") for a in listed)
+    assert [a for a in args if a.startswith(("check[", "diagnose["))] == listed
+    assert any(a.startswith("ask[") for a in args)  # no concrete questions are listed: the task fills them
+    env.close()

@@ -211,6 +211,7 @@ class Agent:
                 templates,
                 self.instruction or str(info.get("instruction", "")),
                 stopwords=info.get("slot_stopwords") or (),
+                listed=info.get("available_actions") or (),
             )
         return templates + list(info.get("available_actions") or [])
 
