@@ -177,6 +177,12 @@ def combine(dirs: list[Path], out: Path) -> None:
                     for s in common
                 ]
                 mean, ci = mean_ci95(diff)
+                won = [
+                    float(episodes[(env_name, b)][s].outcome.success)
+                    - float(episodes[(env_name, a)][s].outcome.success)
+                    for s in common
+                ]
+                success_diff, success_ci = mean_ci95(won)
                 pairs.append(
                     {
                         "env": env_name,
@@ -185,12 +191,15 @@ def combine(dirs: list[Path], out: Path) -> None:
                         "paired_goals": len(common),
                         "score_diff": mean,
                         "ci95": ci,
+                        "success_diff": success_diff,
+                        "success_ci95": success_ci,
                     }
                 )
     print_rows(f"Held-out episodes combined from {len(dirs)} runs", rows)
     for p in pairs:
         Console().print(
-            f"{p['env']}: {p['policy']} - {p['minus']} = {p['score_diff']:+.1f} ± {p['ci95']:.1f} score (95%, {p['paired_goals']} paired goals)"
+            f"{p['env']}: {p['policy']} - {p['minus']} = {p['score_diff']:+.1f} ± {p['ci95']:.1f} score, "
+            f"{100 * p['success_diff']:+.1f} ± {100 * p['success_ci95']:.1f} points success (95%, {p['paired_goals']} paired goals)"
         )
     out.write_text(json.dumps({"combined_from": [str(d) for d in dirs], "rows": rows, "paired": pairs}, indent=2))
     Console().print(f"wrote {out}")
