@@ -374,8 +374,15 @@ class Sandbox(ABC):
                 note = f"[disk quota exceeded: the workspace holds {usage.describe()}; delete files to go on]"
             else:
                 return res
+            # a command during which the watchdog killed for disk failed, even when it finished before the
+            # kill landed (a fast disk): the same outcome as ENOSPC under a kernel quota, whatever the timing
             return res.model_copy(
-                update={"disk_full": True, "disk_killed": killed, "stderr": _append(res.stderr, note)}
+                update={
+                    "disk_full": True,
+                    "disk_killed": killed,
+                    "exit_code": (res.exit_code or 1) if killed else res.exit_code,
+                    "stderr": _append(res.stderr, note),
+                }
             )
         usage = self.disk.usage()
         if not usage.full:
