@@ -73,10 +73,10 @@ def expand_templates(
     listed_verbs = {a.split("[", 1)[0] + "[" for a in listed if "[" in a}
     out: list[str] = []
     for t in templates:
-        if SLOT in t and t.split(SLOT, 1)[0] in listed_verbs:
+        before, slot, after = t.partition(SLOT)
+        if slot and before in listed_verbs:
             continue
-        if SLOT in t and spans:
-            before, after = t.split(SLOT, 1)
+        if slot and spans:
             out.extend(before + s + after for s in spans)
         else:
             out.append(t)

@@ -31,6 +31,7 @@ from agents.brains.local import LocalBrain  # noqa: E402
 from agents.core import run_episode  # noqa: E402
 from agents.core.factory import build_agent, make_env  # noqa: E402
 from agents.trajectories.schema import EpisodeRecord  # noqa: E402
+from bench.stats import ci95  # noqa: E402
 
 ENVS: dict[str, dict[str, Any]] = {
     "webshop": {"name": "webshop", "id": "agentsim/WebShop-v0", "max_steps": 15, "kwargs": {"split": "test"}},
@@ -131,13 +132,6 @@ def print_rows(title: str, rows: list[dict[str, Any]]) -> None:
     Console().print(table)
 
 
-def mean_ci95(values: list[float]) -> tuple[float, float]:
-    """Mean and the half-width of its normal-approximation 95% interval."""
-    if len(values) < 2:
-        return (values[0] if values else 0.0), 0.0
-    return statistics.mean(values), 1.96 * statistics.stdev(values) / len(values) ** 0.5
-
-
 def combine(dirs: list[Path], out: Path) -> None:
     """One table from the episode files of several runs; an (env, policy, seed) seen twice is kept once."""
     episodes: dict[tuple[str, str], dict[int, EpisodeRecord]] = {}
@@ -154,7 +148,7 @@ def combine(dirs: list[Path], out: Path) -> None:
     rows: list[dict[str, Any]] = []
     for (env_name, policy), by_seed in sorted(episodes.items()):
         recs = [by_seed[s] for s in sorted(by_seed)]
-        _, ci = mean_ci95([100 * r.outcome.reward for r in recs])
+        _, ci = ci95([100 * r.outcome.reward for r in recs])
         rows.append(
             {
                 "env": env_name,
@@ -172,17 +166,11 @@ def combine(dirs: list[Path], out: Path) -> None:
                 common = sorted(set(episodes[(env_name, a)]) & set(episodes[(env_name, b)]))
                 if not common:
                     continue
-                diff = [
-                    100 * (episodes[(env_name, b)][s].outcome.reward - episodes[(env_name, a)][s].outcome.reward)
-                    for s in common
-                ]
-                mean, ci = mean_ci95(diff)
-                won = [
-                    float(episodes[(env_name, b)][s].outcome.success)
-                    - float(episodes[(env_name, a)][s].outcome.success)
-                    for s in common
-                ]
-                success_diff, success_ci = mean_ci95(won)
+                pa, pb = episodes[(env_name, a)], episodes[(env_name, b)]
+                mean, ci = ci95([100 * (pb[s].outcome.reward - pa[s].outcome.reward) for s in common])
+                success_diff, success_ci = ci95(
+                    [float(pb[s].outcome.success) - float(pa[s].outcome.success) for s in common]
+                )
                 pairs.append(
                     {
                         "env": env_name,

@@ -31,6 +31,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from bench.stats import ci95
+
 log = logging.getLogger("prm_experiment")
 RESULTS = ROOT / "bench" / "results"
 # env name -> (registered id, the reset option that picks a task); both have snapshot/restore and a scripted expert
@@ -38,21 +40,6 @@ ENVS = {"webshop": ("agentsim/WebShop-v0", "goal_index"), "faulttree": ("agentsi
 TITLES = {"webshop": "WebShop", "faulttree": "Fault-tree diagnosis"}
 # equal budget B = policy samples per decision: Best-of-N draws B whole trajectories; beam @N x M draws N*M actions a depth
 BEAMS = {2: (1, 2), 4: (2, 2), 8: (2, 4), 16: (4, 4)}
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
-
-
-def ci95(xs: list[float]) -> tuple[float, float]:
-    """Mean and half-width of the 95% t-interval over seeds."""
-    a = np.asarray(xs, dtype=float)
-    if len(a) < 2:
-        return float(a.mean()), float("nan")
-    try:
-        from scipy.stats import t as student_t
-
-        q = float(student_t.ppf(0.975, len(a) - 1))
-    except ImportError:
-        q = T975.get(len(a) - 1, 1.96)
-    return float(a.mean()), float(q * a.std(ddof=1) / np.sqrt(len(a)))
 
 
 # ---------------------------------------------------------------------------------------------- setup
