@@ -39,7 +39,7 @@ RESULTS = ROOT / "bench" / "results"
 ENVS = {"webshop": ("agentsim/WebShop-v0", "goal_index"), "faulttree": ("agentsim/FaultTree-v0", "entry_index")}
 TITLES = {"webshop": "WebShop", "faulttree": "Fault-tree diagnosis"}
 # equal budget B = policy samples per decision: Best-of-N draws B whole trajectories; beam @N x M draws N*M actions a depth
-BEAMS = {2: (1, 2), 4: (2, 2), 8: (2, 4), 16: (4, 4)}
+BEAMS = {2: (1, 2), 4: (2, 2), 8: (2, 4), 16: (4, 4), 32: (4, 8), 64: (8, 8)}
 
 
 # ---------------------------------------------------------------------------------------------- setup

@@ -172,12 +172,20 @@ def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int) -> Node:
     return child
 
 
+def sample_at(env: gym.Env, sampler: ActionSampler, node: Node, n: int, seed: int) -> list[Sample]:
+    """`n` actions at `node`. The env is put at the node first: a brain that reads the live env (the scripted
+    expert, any `EnvBoundBrain`) must act on this state, not on whichever node was stepped last."""
+    restore_env(env, node.snapshot)
+    return sampler.sample(env, node.instruction, node.observation, node.info, n, seed)
+
+
 def rollout(
     env: gym.Env, sampler: ActionSampler, node: Node, *, seed: int, max_steps: int, path: list[Node] | None = None
 ) -> tuple[Node, int]:
     """Follow the policy from `node` to the end; returns the final node and the number of sampled steps.
     `path`, if given, receives every node after `node` (the states a branch can start from)."""
     n = 0
+    restore_env(env, node.snapshot)  # then `apply` leaves the env at each next node
     while not node.done:
         s = sampler.sample(env, node.instruction, node.observation, node.info, 1, seed * 131 + len(node.steps))[0]
         node = apply(env, node, s, max_steps)

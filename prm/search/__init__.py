@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from prm.policy import ActionSampler, Node, apply, rollout, start
+from prm.policy import ActionSampler, Node, apply, rollout, sample_at, start
 from prm.scoring import PRMScorer
 
 
@@ -119,7 +119,7 @@ def beam_search(
     while beams and len(finished) < n:
         children: list[Node] = []
         for b, node in enumerate(beams):
-            drawn = sampler.sample(env, node.instruction, node.observation, node.info, m, _seed(seed, depth, b))
+            drawn = sample_at(env, sampler, node, m, _seed(seed, depth, b))
             samples += len(drawn)
             seen: set = set()
             for s in drawn:

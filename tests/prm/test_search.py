@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from envs.webshop.env import WebShopEnv
+from envs.webshop.render import render
 from prm.episodes import from_record
 from prm.policy import Sample, apply, rollout, start, to_episode
 from prm.search import beam_search, best_of_n, ended, rerank
@@ -175,11 +176,9 @@ def _state(env):
 def test_mc_labels_with_gamma_discount_by_the_steps_to_the_end(tmp_path, webshop, shop_kwargs):
     """With gamma < 1 an outcome n steps away is worth gamma**n: what TD targets with that gamma estimate."""
     [ep] = collect_run(tmp_path, "test", [5], 1, 0.0, shop_kwargs)
-    labels = mc_labels(webshop, ep, scripted_sampler(0.0), k=1, seed=0, max_steps=15, gamma=0.9)
-    expected = []
-    for node in replay(webshop, ep, max_steps=15):  # the deterministic expert finishes n steps later
-        n = 0 if node.done else rollout(webshop, scripted_sampler(0.0), node, seed=0, max_steps=15)[1]
-        expected.append(0.9**n)
+    labels = mc_labels(webshop, ep, scripted_sampler(0.0), k=2, seed=0, max_steps=15, gamma=0.9)
+    # from the state after step t the deterministic expert walks the rest of its own path: len - 1 - t steps
+    expected = [0.9 ** (len(ep.steps) - 1 - t) for t in range(len(ep.steps))]
     assert labels.q.tolist() == pytest.approx(expected)
     assert labels.q[-1] == 1.0 and labels.q[0] < 0.9**2
     with pytest.raises(ValueError, match="gamma"):
@@ -260,3 +259,47 @@ def test_sibling_rollouts_step_every_listed_action_at_a_state(webshop):
     for s in sibs[:3]:
         assert_replays(fresh, s, 2)
     assert steps == sampled  # the shared prefix is not counted again
+
+
+class StateProbe:
+    """A policy that checks, at every draw, that the env stands at the state it is asked to act in: a brain bound
+    to the env (the scripted expert) reads the live env, so a search that leaves it at another node corrupts it."""
+
+    def __init__(self, inner):
+        self.inner, self.calls, self.elsewhere = inner, 0, 0
+
+    def sample(self, env, instruction, observation, info, n, seed):
+        base = env.unwrapped
+        self.calls += 1
+        self.elsewhere += render(base.view(), base.config.observation_mode) != observation
+        return self.inner.sample(env, instruction, observation, info, n, seed)
+
+
+def test_every_search_samples_with_the_env_at_the_node_it_expands(tmp_path, webshop, shop_kwargs):
+    """Beam search expands beam b after stepping the children of beam b - 1, Best-of-N and MC labels roll out
+    again from a node the last rollout left: each must put the env back first (this once corrupted every beam,
+    rerank and MC label of the scripted policy)."""
+    scorer = FakeScorer(lambda instr, obs, acts: 0.01 * (hash(acts[-1]) % 7) - 0.1 * len(acts))
+    opts = {"goal_index": 2}
+    for run in (
+        lambda p: beam_search(webshop, p, scorer, n=3, m=3, seed=0, max_steps=15, options=opts),
+        lambda p: rerank(webshop, p, scorer, m=4, seed=1, max_steps=15, options=opts),
+        lambda p: best_of_n(webshop, p, scorer, n=4, seed=2, max_steps=15, options=opts),
+    ):
+        probe = StateProbe(scripted_sampler(0.5))
+        run(probe)
+        assert probe.calls > 4 and probe.elsewhere == 0
+    [ep] = collect_run(tmp_path, "test", [5], 1, 0.3, shop_kwargs)
+    probe = StateProbe(scripted_sampler(0.3))
+    mc_labels(webshop, ep, probe, k=3, seed=0, max_steps=15)
+    assert probe.calls > len(ep.steps) and probe.elsewhere == 0
+
+
+def test_a_rollout_from_an_earlier_node_follows_that_nodes_expert(webshop):
+    """The deterministic expert rolled out from a node of its own path repeats the rest of that path, wherever
+    the env was left."""
+    root = start(webshop, options={"goal_index": 4})
+    path = [root]
+    end, _ = rollout(webshop, scripted_sampler(0.0), root, seed=0, max_steps=15, path=path)
+    again, n = rollout(webshop, scripted_sampler(0.0), path[1], seed=0, max_steps=15)  # the env stands at `end`
+    assert again.actions == end.actions and n == len(end.actions) - 1
