@@ -46,7 +46,8 @@ class ActionSampler(Protocol):
     def sample(
         self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int, seed: int
     ) -> list[Sample]:
-        """`n` actions for the state (`observation`, `info`) of `env`, reproducible from `seed`."""
+        """`n` actions for the state (`observation`, `info`) of `env`, reproducible from `seed`. The env must stand
+        at that state (a brain bound to it reads the live env): draw through `sample_at`, or right after `apply`."""
         ...
 
 
