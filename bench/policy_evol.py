@@ -1,11 +1,12 @@
 """AgentEvol-style self-improvement rounds on top of a trained adapter:
-`python bench/policy_evol.py --start runs/sft/best --rounds 1 --explore 40 --expert runs/collect/webshop-scripted-seed0`.
+`python bench/policy_evol.py --start agentsim-sft --env webshop --env faulttree --expert data/expert-webshop`.
 
-Each round, top to bottom: explore (the current policy plays `--explore` training goals it has not
-seen, sampling at `--temperature`, through the ordinary collection engine); keep what the reward
-says worked (`success_only`); retrain (continue from the current adapter on the kept episodes plus
-a share of the expert data, as AgentEvol merges them so the policy does not drift); convert to a
-llama.cpp adapter. Then compare all rounds on held-out goals with bench/policy_heldout.py.
+Each round, top to bottom: explore (the current policy plays `--explore` training goals of each
+`--env` it has not seen, sampling at `--temperature`, through the ordinary collection engine); keep
+what the reward says worked (successes, or `--min-reward` and above); retrain (continue from the
+current adapter on the kept episodes plus a share of the expert data, as AgentEvol merges them so
+the policy does not drift); convert to a llama.cpp adapter. `--start` may be a shipped adapter
+(`agentsim-sft`): it is turned back into PEFT weights (`agents.policy.peft_from_gguf`). Then compare all rounds on held-out goals with bench/policy_heldout.py.
 Writes bench/results/policy_evol.json (per round: explored, kept, success while exploring, training).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -24,78 +26,141 @@ from rich.console import Console  # noqa: E402
 
 from agents.engine import collect  # noqa: E402
 from agents.policy.gguf_adapter import convert_peft_to_gguf  # noqa: E402
+from agents.policy.sft_data import read_episodes  # noqa: E402
 from agents.policy.train import train  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+
+ENV_IDS = {"webshop": "agentsim/WebShop-v0", "faulttree": "agentsim/FaultTree-v0"}
+
+
+def start_adapter(start: str, work: Path) -> tuple[Path, Path]:
+    """(peft folder, llama.cpp adapter) of the starting policy: a train run's best/, a .gguf, or a shipped name."""
+    from agents.brains.model_files import adapter_path
+    from agents.policy.peft_from_gguf import convert_gguf_to_peft
+
+    path = Path(start)
+    if path.is_dir():
+        gguf = path.parent / "adapter.gguf"
+        if not gguf.exists():
+            convert_peft_to_gguf(path, gguf)
+        return path, gguf
+    gguf = Path(adapter_path(start, "gemma3-270m") or start)
+    return convert_gguf_to_peft(gguf, work / "start-peft"), gguf
+
+
+def expert_subset(spec: str, default_n: int, round_dir: Path, round_no: int) -> str:
+    """A .jsonl store of N successful expert episodes, a different slice each round (the CPU budget per store)."""
+    path, sep, n_text = spec.rpartition(":")
+    if not sep or not n_text.isdigit():
+        path, n_text = spec, ""
+    n = int(n_text) if n_text else default_n
+    good = [ep for ep in read_episodes([path]) if ep.outcome.success]
+    if not good:
+        raise SystemExit(f"--expert {spec}: no successful episodes in {path}")
+    first = (round_no - 1) * n % len(good)
+    chosen = (good[first:] + good[:first])[:n]
+    out = round_dir / f"expert-{Path(path).name}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(ep.model_dump_json() + "\n" for ep in chosen))
+    return str(out)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--start", required=True, help="peft adapter folder of the policy to improve (a train run's best/)")
-    ap.add_argument("--expert", action="append", default=[], help="expert stores mixed into each round's data")
-    ap.add_argument("--expert-episodes", type=int, default=16, help="expert episodes per store per round")
-    ap.add_argument("--env", default="webshop")
+    ap.add_argument(
+        "--start", default="agentsim-sft", help="policy to improve: a train run's best/, a .gguf, or a shipped adapter"
+    )
+    ap.add_argument(
+        "--expert", action="append", default=[], help="expert store mixed into each round's data: PATH[:N] (N episodes)"
+    )
+    ap.add_argument("--expert-episodes", type=int, default=12, help="episodes per expert store without :N")
+    ap.add_argument("--env", action="append", default=[], help="env explored (repeat: webshop, faulttree)")
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--explore", type=int, default=40, help="training goals explored per round")
+    ap.add_argument("--explore", type=int, default=40, help="training goals explored per round and env")
     ap.add_argument("--seed-base", type=int, default=5000, help="first exploration seed (expert data used 0..)")
     ap.add_argument("--temperature", type=float, default=1.0)
-    ap.add_argument("--max-updates", type=int, default=8)
+    ap.add_argument(
+        "--min-reward", type=float, default=None, help="keep episodes whose reward clears this (default: successes)"
+    )
+    ap.add_argument("--concurrency", type=int, default=2, help="episodes played at once while exploring")
+    ap.add_argument("--max-updates", type=int, default=None, help="cap on optimiser updates (default: one epoch)")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (1 on a busy machine)")
     ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--out", default="runs/evol")
     ap.add_argument("--results", default=str(ROOT / "bench" / "results" / "policy_evol.json"))
     args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
     console = Console(stderr=True)
     out = Path(args.out)
-    current = Path(args.start)
+    envs = args.env or ["webshop"]
+    current, gguf = start_adapter(args.start, out)
     rounds = []
     for r in range(1, args.rounds + 1):
         t0 = time.perf_counter()
-        gguf = current.parent / "adapter.gguf"
-        if not gguf.exists():
-            convert_peft_to_gguf(current, gguf)
-        explore_dir = out / f"round{r}" / "explore"
-        explored = collect(
-            {
-                "env": {"name": args.env, "id": args.env},
-                "brain": {"name": "local", "adapter": str(gguf), "temperature": args.temperature},
-                "episodes": args.explore,
-                "seed": args.seed_base + (r - 1) * args.explore,
-                "concurrency": 1,
-                "out": str(explore_dir),
-                "progress": False,
-            },
-            console,
-        )
+        explored: dict[str, dict[str, float]] = {}
+        stores = []
+        for env in envs:
+            explore_dir = out / f"round{r}" / f"explore-{env}"
+            collect(
+                {
+                    "env": {"name": env, "id": ENV_IDS.get(env, env), "kwargs": {"split": "train"}},
+                    "brain": {"name": "local", "adapter": str(gguf), "temperature": args.temperature},
+                    "episodes": args.explore,
+                    "seed": args.seed_base + (r - 1) * args.explore,
+                    "concurrency": args.concurrency,
+                    "out": str(explore_dir),
+                    "progress": True,
+                },
+                console,
+            )
+            records = list(read_episodes([explore_dir]))
+            bar = args.min_reward
+            kept = sum((rec.outcome.reward >= bar) if bar is not None else rec.outcome.success for rec in records)
+            explored[env] = {
+                "episodes": len(records),
+                "success": sum(rec.outcome.success for rec in records) / max(1, len(records)),
+                "mean_score": 100 * sum(rec.outcome.reward for rec in records) / max(1, len(records)),
+                "kept": kept,
+            }
+            log.info("round %d explore %s: %s", r, env, explored[env])
+            stores.append(str(explore_dir))
         t_explore = time.perf_counter() - t0
         train_dir = out / f"round{r}" / "train"
         history = train(
             {
-                "data": [str(explore_dir), *args.expert],
+                "data": [
+                    *stores,
+                    *(expert_subset(e, args.expert_episodes, out / f"round{r}", r) for e in args.expert),
+                ],
                 "out": str(train_dir),
-                "success_only": True,
-                "max_episodes": args.expert_episodes,
+                "success_only": args.min_reward is None,
+                "min_reward": args.min_reward,
                 "init_adapter": str(current),
                 "max_updates": args.max_updates,
-                "eval_every": max(1, args.max_updates // 2),
+                "eval_every": 4,
                 "accumulate": 4,
                 "threads": args.threads,
                 "lr": args.lr,
-                "progress": False,
+                "progress": True,
             },
             console,
         )
-        summary = explored.summary
         rounds.append(
             {
                 "round": r,
-                "explored": args.explore,
-                "explore_success": summary.success_rate,
+                "start": str(args.start if r == 1 else current),
+                "explored": explored,
+                "min_reward": args.min_reward,
+                "temperature": args.temperature,
                 "explore_seconds": t_explore,
                 "train_seconds": time.perf_counter() - t0 - t_explore,
                 "history": history,
                 "adapter": str(train_dir / "adapter.gguf"),
             }
         )
-        current = train_dir / "best"
+        current, gguf = train_dir / "best", train_dir / "adapter.gguf"
         Path(args.results).write_text(json.dumps({"rounds": rounds}, indent=2))
     console.print(json.dumps(rounds, indent=2)[:2000])
 
