@@ -32,7 +32,11 @@ from agents.policy.train import train  # noqa: E402
 log = logging.getLogger(__name__)
 
 
-ENV_IDS = {"webshop": "agentsim/WebShop-v0", "faulttree": "agentsim/FaultTree-v0"}
+# the held-out benchmark's env settings (bench/policy_heldout.py), on the training split
+ENVS = {
+    "webshop": {"name": "webshop", "id": "agentsim/WebShop-v0", "max_steps": 15, "kwargs": {"split": "train"}},
+    "faulttree": {"name": "faulttree", "id": "agentsim/FaultTree-v0", "max_steps": 40, "kwargs": {"split": "train"}},
+}
 
 
 def start_adapter(start: str, work: Path) -> tuple[Path, Path]:
@@ -84,7 +88,9 @@ def main() -> None:
     ap.add_argument(
         "--min-reward", type=float, default=None, help="keep episodes whose reward clears this (default: successes)"
     )
-    ap.add_argument("--concurrency", type=int, default=2, help="episodes played at once while exploring")
+    ap.add_argument(
+        "--concurrency", type=int, default=1, help="episodes at once (above 1 they evict each other's KV prefix)"
+    )
     ap.add_argument("--max-updates", type=int, default=None, help="cap on optimiser updates (default: one epoch)")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (1 on a busy machine)")
     ap.add_argument("--lr", type=float, default=2e-4)
@@ -105,7 +111,7 @@ def main() -> None:
             explore_dir = out / f"round{r}" / f"explore-{env}"
             collect(
                 {
-                    "env": {"name": env, "id": ENV_IDS.get(env, env), "kwargs": {"split": "train"}},
+                    "env": ENVS.get(env, {"name": env, "id": env}),
                     "brain": {"name": "local", "adapter": str(gguf), "temperature": args.temperature},
                     "episodes": args.explore,
                     "seed": args.seed_base + (r - 1) * args.explore,
