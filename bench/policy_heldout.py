@@ -82,7 +82,8 @@ def main() -> None:
         for name, adapter in policies
     }
     agents = {name: build_agent(brain, {}, None) for name, brain in brains.items()}
-    out_dir = Path(args.out).with_suffix("")
+    out_json = Path(args.out).with_suffix(".json")  # --out name or name.json: episodes go to name/
+    out_dir = out_json.with_suffix("")
     out_dir.mkdir(parents=True, exist_ok=True)
     records: dict[tuple[str, str], list[EpisodeRecord]] = {}
     t0 = time.perf_counter()
@@ -110,8 +111,8 @@ def main() -> None:
     ]
     title = f"Held-out episodes, Gemma 3 270M (temperature {args.temperature}), seeds from {args.first_seed}"
     print_rows(title, rows)
-    Path(args.out).write_text(json.dumps({"wall_s": time.perf_counter() - t0, "rows": rows}, indent=2))
-    Console().print(f"wrote {args.out}")
+    out_json.write_text(json.dumps({"wall_s": time.perf_counter() - t0, "rows": rows}, indent=2))
+    Console().print(f"wrote {out_json}")
 
 
 def print_rows(title: str, rows: list[dict[str, Any]]) -> None:
