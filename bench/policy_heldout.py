@@ -147,7 +147,7 @@ def combine(dirs: list[Path], out: Path) -> None:
     if not episodes:
         raise SystemExit(f"no <policy>-<env>.jsonl episode files in {', '.join(map(str, dirs))}")
     rows: list[dict[str, Any]] = []
-    for (env_name, policy), by_seed in sorted(episodes.items()):
+    for (env_name, policy), by_seed in sorted(episodes.items(), key=lambda kv: kv[0][0]):  # policies as first met
         recs = [by_seed[s] for s in sorted(by_seed)]
         _, ci = ci95([100 * r.outcome.reward for r in recs])
         rows.append(
@@ -191,7 +191,37 @@ def combine(dirs: list[Path], out: Path) -> None:
             f"{100 * p['success_diff']:+.1f} ± {100 * p['success_ci95']:.1f} points success (95%, {p['paired_goals']} paired goals)"
         )
     out.write_text(json.dumps({"combined_from": [str(d) for d in dirs], "rows": rows, "paired": pairs}, indent=2))
-    Console().print(f"wrote {out}")
+    plot_rows(rows, out.with_suffix(".png"))
+    Console().print(f"wrote {out} and {out.with_suffix('.png')}")
+
+
+def plot_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    """Mean score (with its 95% interval) and success per policy, one panel per env."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    envs = sorted({r["env"] for r in rows})
+    fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 4), squeeze=False)
+    for ax, env_name in zip(axes[0], envs):
+        sel = [r for r in rows if r["env"] == env_name]
+        xs = range(len(sel))
+        ax.bar(
+            [x - 0.2 for x in xs],
+            [r["mean_score"] for r in sel],
+            0.4,
+            yerr=[r.get("score_ci95", 0.0) for r in sel],
+            capsize=4,
+            label="mean score (95% interval)",
+        )
+        ax.bar([x + 0.2 for x in xs], [100 * r["success"] for r in sel], 0.4, label="success %")
+        ax.set_xticks(list(xs), [f"{r['policy']}\n({r['episodes']} goals)" for r in sel])
+        ax.set(title=f"{env_name}, held-out goals", ylabel="score / success (0-100)", ylim=(0, 100))
+        ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

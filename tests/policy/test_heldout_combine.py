@@ -33,3 +33,5 @@ def test_combine_merges_seed_ranges_and_keeps_each_seed_once(tmp_path: Path) -> 
     pair = next(p for p in result["paired"] if p["env"] == "webshop" and {p["minus"], p["policy"]} == {"base", "sft"})
     assert pair["paired_goals"] == n_first + n_second
     assert pair["ci95"] > 0
+    png = out.with_suffix(".png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
