@@ -18,6 +18,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -421,6 +422,19 @@ def llm_sampler(temperature: float, adapter: str | None = "agentsim-sft"):
 _LLM: Any = None
 
 
+def split_method(method: str) -> tuple[str, float]:
+    """`beamp0.1` -> ("beam", 0.1): a search kind and the weight of the policy prior (log share of the draws)."""
+    m = re.fullmatch(r"(beam|rerank)p([0-9]*\.?[0-9]+)", method)
+    if m:
+        return m.group(1), float(m.group(2))
+    if method in ("beam", "votebeam"):
+        return method, 0.0
+    raise ValueError(
+        f"unknown search method {method!r}: use single, greedy, bon, beam, rerank, vote, votebeam, "
+        "beamp<prior> or rerankp<prior>"
+    )
+
+
 def stage_search(
     args, work: Path, prm_name: str, budgets: list[int], methods: list[str], policy: str = "scripted"
 ) -> dict:
@@ -428,14 +442,18 @@ def stage_search(
 
     policy = scripted: the ε-expert, `--seeds` seeds x `--search-goals` goals; llm: the embedded LLM at temperature
     1 (greedy at 0 for `method=greedy`), one seed x `--llm-goals` goals."""
-    path = work / (f"search_{prm_name}.json" if policy == "scripted" else f"search_{prm_name}_{policy}.json")
+    split = getattr(args, "search_split", "test")
+    name = (
+        f"search_{prm_name}" + ("" if policy == "scripted" else f"_{policy}") + ("" if split == "test" else f"_{split}")
+    )
+    path = work / f"{name}.json"
     done = json.loads(path.read_text()) if path.exists() else {}
     from prm.model import PRMModel
     from prm.scoring import PRMScorer
     from prm.search import beam_search, best_of_n, ended, rerank
 
     scorer = PRMScorer(PRMModel.from_pretrained(work / f"prm_{prm_name}" / "final"), batch_size=16)
-    env = make_env("test", args)
+    env = make_env(split, args)
     llm = policy == "llm"
     sampler = llm_sampler(1.0, args.llm_adapter or None) if llm else make_sampler(args)
     seeds = 1 if llm else args.seeds
@@ -479,17 +497,23 @@ def stage_search(
                         res = rerank(
                             env, sampler, scorer, m=b, seed=sd, max_steps=args.max_steps, options=task(args, g)
                         )
-                    else:
-                        n_, m_ = BEAMS[b]
+                    elif method == "vote":  # per step: B sampled actions, take the most drawn (no PRM)
+                        res = rerank(
+                            env, sampler, None, m=b, seed=sd, max_steps=args.max_steps, options=task(args, g), prior=1.0
+                        )
+                    else:  # beam, beamp<prior>, rerankp<prior>, votebeam (beam ranked by draw share alone)
+                        kind, prior = split_method(method)
+                        n_, m_ = (1, b) if kind == "rerank" else BEAMS[b]
                         res = beam_search(
                             env,
                             sampler,
-                            scorer,
+                            None if kind == "votebeam" else scorer,
                             n=n_,
                             m=m_,
                             seed=sd,
                             max_steps=args.max_steps,
                             options=task(args, g),
+                            prior=1.0 if kind == "votebeam" else prior,
                         )
                     samples += res.samples
                     scored += res.scored
@@ -683,6 +707,31 @@ def summarize_search(search: dict, budgets: list[int]) -> dict:
                 rows[f"beam-PRM@{b} minus one sample (paired)"] = {
                     "success": ci95([x["success"] - y["success"] for x, y in zip(beam["per_seed"], single["per_seed"])])
                 }
+        for key in sorted(k for k in search if k.endswith(f"@{b}")):  # the policy-prior methods and their baselines
+            method = key.split("@")[0]
+            if method in ("bon", "beam", "rerank", "single", "greedy"):
+                continue
+            res = search[key]
+            shape = (
+                f"1x{b}"
+                if method.startswith(("rerank", "vote")) and method != "votebeam"
+                else "x".join(map(str, BEAMS[b]))
+            )
+            rows[f"{method}@{b} ({shape})"] = {
+                "success": ci95([r["success"] for r in res["per_seed"]]),
+                "score": ci95([r["score"] for r in res["per_seed"]]),
+                "samples": res["samples_per_episode"],
+            }
+            against = [("BoN-random", bon, "random_success"), ("one sample", single, "success")]
+            if method.startswith("beamp"):
+                against.append(("votebeam", search.get(f"votebeam@{b}"), "success"))
+            if method.startswith("rerankp"):
+                against.append(("vote", search.get(f"vote@{b}"), "success"))
+            for name, base, field in against:
+                if base:
+                    rows[f"{method}@{b} minus {name} (paired)"] = {
+                        "success": ci95([x["success"] - y[field] for x, y in zip(res["per_seed"], base["per_seed"])])
+                    }
     return rows
 
 
@@ -823,7 +872,18 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--outcome", choices=["reward", "success"], default="success")
     p.add_argument("--budgets", default="2,4,8,16")
-    p.add_argument("--methods", default="bon,beam,rerank", help="search methods run at every budget")
+    p.add_argument(
+        "--methods",
+        default="bon,beam,rerank",
+        help="search methods run at every budget: bon, beam, rerank, vote (per-step majority of B draws, no PRM), "
+        "votebeam (beam ranked by draw share, no PRM), beamp<w> / rerankp<w> (PRM + w * log share of the draws)",
+    )
+    p.add_argument(
+        "--search-split",
+        choices=["test", "train"],
+        default="test",
+        help="goals the search runs on (train: to choose a setting such as the prior weight without the test goals)",
+    )
     p.add_argument(
         "--llm-goals", type=int, default=12, help="also run the embedded LLM as the policy on this many goals"
     )

@@ -33,9 +33,10 @@ class SearchConfig(Strict):
     """`python -m prm.search` keys: the PRM, the strategy and its budget, the env / brain / agent groups."""
 
     model: str | None = None  # a saved PRM; None only for strategy=random
-    strategy: Literal["beam", "bon", "rerank", "random"] = "beam"
+    strategy: Literal["beam", "bon", "rerank", "random", "vote"] = "beam"  # vote: per step, the most drawn of m
     n: int = Field(4, ge=1)  # beams kept (beam) / trajectories (bon, random)
     m: int = Field(4, ge=1)  # actions sampled per node (beam, rerank)
+    prior: float = Field(0.0, ge=0.0)  # beam, rerank: + prior * log share of the m draws that proposed a child
     temperature: float = Field(0.7, ge=0.0)  # the paper samples at 0.7 at test time
     episodes: int = Field(5, ge=1)  # episode i resets with seed = seed + i
     seed: int = Field(0, ge=0, le=SEED_MAX)
@@ -52,7 +53,7 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
     """Run `episodes` searches, write each chosen trajectory (PRM-annotated) to `out`, print a summary table."""
     c: SearchConfig = validate_config(SearchConfig, cfg)
     console = console or Console(stderr=True)
-    if c.strategy != "random" and not c.model:
+    if c.strategy not in ("random", "vote") and not c.model:
         raise ConfigError(f"strategy={c.strategy} needs model=<a PRM saved by python -m prm.train>")
     scorer = PRMScorer(PRMModel.from_pretrained(c.model), batch_size=c.batch_size) if c.model else None
     max_steps = c.max_steps or c.env.max_steps
@@ -69,10 +70,12 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
         kw: dict[str, Any] = dict(seed=seed, max_steps=max_steps, reset_seed=seed)
         if c.strategy == "beam":
             assert scorer is not None  # beam and rerank need model= (checked above)
-            res = beam_search(env, sampler, scorer, n=c.n, m=c.m, **kw)
+            res = beam_search(env, sampler, scorer, n=c.n, m=c.m, prior=c.prior, **kw)
         elif c.strategy == "rerank":
             assert scorer is not None
-            res = rerank(env, sampler, scorer, m=c.m, **kw)
+            res = rerank(env, sampler, scorer, m=c.m, prior=c.prior, **kw)
+        elif c.strategy == "vote":  # unguided: no PRM, the policy's most frequent proposal
+            res = rerank(env, sampler, None, m=c.m, prior=1.0, **kw)
         else:
             res = best_of_n(env, sampler, scorer if c.strategy == "bon" else None, n=c.n, **kw)
         ep = to_episode(

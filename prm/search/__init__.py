@@ -11,6 +11,12 @@
   trajectories are only ever compared with finished ones; a candidate cut by the step limit is a
   known failure (the benchmark scores it so), so it is the answer only when nothing really ended.
 - `rerank`: per-step reranking of M sampled actions = beam search with N = 1.
+- `prior` (beam, rerank): rank children by promise + prior * log(share of the parent's M draws that chose the
+  action). Deduplicating the draws throws away how often the policy proposed an action; with many samples
+  nearly every listed action becomes a candidate and the PRM's errors decide (over-optimisation). The prior
+  is the KL-regularised choice argmax Q + beta log pi with pi estimated from the draws themselves, so it needs
+  nothing from the env. With no PRM (`scorer=None`) it is the unguided per-step majority vote, the baseline
+  the prior has to beat for the PRM to be adding anything.
 
 Budget accounting is explicit: policy samples drawn, env steps, PRM windows scored.
 """
@@ -18,6 +24,7 @@ Budget accounting is explicit: policy samples drawn, env steps, PRM windows scor
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,7 +108,7 @@ def best_of_n(
 def beam_search(
     env: gym.Env,
     sampler: ActionSampler,
-    scorer: PRMScorer,
+    scorer: PRMScorer | None,
     *,
     n: int,
     m: int,
@@ -109,55 +116,84 @@ def beam_search(
     max_steps: int,
     options: dict[str, Any] | None = None,
     reset_seed: int | None = None,
+    prior: float = 0.0,
 ) -> SearchResult:
-    """Step-level beam search @N x M guided by the PRM's promise of each child's last step."""
+    """Step-level beam search @N x M guided by the PRM's promise of each child's last step (plus `prior` times
+    the log share of the draws that proposed it; `scorer=None` ranks by that share alone)."""
     if n < 1 or m < 1:
         raise ValueError(f"beam search needs n >= 1 and m >= 1, got n={n}, m={m}")
+    if prior < 0.0 or (scorer is None and prior <= 0.0):
+        raise ValueError(f"prior must be >= 0, and > 0 without a PRM (it is then the only ranking); got {prior}")
     beams = [start(env, seed=reset_seed, options=options)]
     finished: list[Node] = []
     samples = env_steps = scored = depth = 0
+    key_of: dict[int, float] = {}  # id(child) -> the key it was ranked by
     while beams and len(finished) < n:
         children: list[Node] = []
+        log_share: list[float] = []  # per child: log of the share of its parent's draws that proposed it
         for b, node in enumerate(beams):
             drawn = sample_at(env, sampler, node, m, _seed(seed, depth, b))
             samples += len(drawn)
+            keys = [s.action if s.action is not None else ("unparsed", s.raw_output) for s in drawn]
+            counts = Counter(keys)
             seen: set = set()
-            for s in drawn:
-                key = s.action if s.action is not None else ("unparsed", s.raw_output)
+            for s, key in zip(drawn, keys):
                 if key in seen:
                     continue
                 seen.add(key)
                 children.append(apply(env, node, s, max_steps))
+                log_share.append(float(np.log(counts[key] / len(drawn))))
                 env_steps += s.action is not None
-        score_nodes(scorer, children)
-        scored += len(children)
-        order = np.argsort([-_score(c) for c in children], kind="stable")
+        if scorer is not None:
+            score_nodes(scorer, children)
+            scored += len(children)
+        else:
+            for c in children:
+                c.score = 0.0
+        rank_key = [_score(c) + prior * ls for c, ls in zip(children, log_share)]
+        key_of.update((id(c), k) for c, k in zip(children, rank_key))
+        order = np.argsort([-k for k in rank_key], kind="stable")
         beams = []
         for i in order:  # best first, until N live beams
             if len(beams) == n:
                 break
             (finished if children[i].done else beams).append(children[i])
         depth += 1
-    best = max(ended(finished), key=_score)
+    best = max(ended(finished), key=lambda c: key_of[id(c)])  # the search's own ranking, prior included
     return SearchResult(
-        best, finished, samples=samples, env_steps=env_steps, scored=scored, meta={"strategy": "beam", "n": n, "m": m}
+        best,
+        finished,
+        samples=samples,
+        env_steps=env_steps,
+        scored=scored,
+        meta={"strategy": "beam", "n": n, "m": m} | ({"prior": prior} if prior else {}),
     )
 
 
 def rerank(
     env: gym.Env,
     sampler: ActionSampler,
-    scorer: PRMScorer,
+    scorer: PRMScorer | None,
     *,
     m: int,
     seed: int,
     max_steps: int,
     options: dict[str, Any] | None = None,
     reset_seed: int | None = None,
+    prior: float = 0.0,
 ) -> SearchResult:
-    """At every step draw M actions and take the one the PRM promises most."""
+    """At every step draw M actions and take the one the PRM promises most (`scorer=None, prior=1`: the most drawn)."""
     res = beam_search(
-        env, sampler, scorer, n=1, m=m, seed=seed, max_steps=max_steps, options=options, reset_seed=reset_seed
+        env,
+        sampler,
+        scorer,
+        n=1,
+        m=m,
+        seed=seed,
+        max_steps=max_steps,
+        options=options,
+        reset_seed=reset_seed,
+        prior=prior,
     )
-    res.meta = {"strategy": "rerank", "m": m}
+    res.meta = {"strategy": "rerank", "m": m} | ({"prior": prior} if prior else {})
     return res

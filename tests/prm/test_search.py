@@ -303,3 +303,73 @@ def test_a_rollout_from_an_earlier_node_follows_that_nodes_expert(webshop):
     end, _ = rollout(webshop, scripted_sampler(0.0), root, seed=0, max_steps=15, path=path)
     again, n = rollout(webshop, scripted_sampler(0.0), path[1], seed=0, max_steps=15)  # the env stands at `end`
     assert again.actions == end.actions and n == len(end.actions) - 1
+
+
+class SkewedSampler:
+    """Draws the expert's action `k` times and every other listed action once (cycled), so the share of the
+    draws is known exactly: the policy prior the search may weigh."""
+
+    def __init__(self, k: int):
+        self.k = k
+
+    def sample(self, env, instruction, observation, info, n, seed):
+        best = env.unwrapped.expert_action()
+        others = [a for a in info["available_actions"] if a != best] or [best]
+        draws = [best] * min(self.k, n) + [others[i % len(others)] for i in range(max(0, n - self.k))]
+        return [Sample(a, a) for a in draws]
+
+
+def test_the_vote_without_a_prm_takes_the_most_drawn_action_at_every_step(webshop):
+    res = rerank(webshop, SkewedSampler(3), None, m=5, seed=0, max_steps=15, options={"goal_index": 3}, prior=1.0)
+    assert res.scored == 0 and res.best.terminated and res.best.outcome() == 1.0
+    assert_replays(WebShopEnv(split="test", num_products=webshop.config.num_products), res.best, 3)
+    with pytest.raises(ValueError, match="prior"):
+        rerank(webshop, SkewedSampler(3), None, m=5, seed=0, max_steps=15, options={"goal_index": 3})
+
+
+def test_the_prior_outweighs_a_small_prm_error_but_not_a_large_one(webshop):
+    """Promise + w * log share: a wrong action the PRM prefers by 0.05 loses to an action drawn three times as
+    often at w = 0.1 (0.1 * log 3 = 0.11), and still wins when the PRM prefers it by 0.5."""
+
+    def second_action(margin: float, prior: float) -> str:  # the first page lists only the search
+        def rule(instr, obs, acts):
+            return 0.0 if acts[-1] in expert else margin
+
+        res = rerank(
+            webshop,
+            SkewedSampler(3),
+            FakeScorer(rule),
+            m=5,
+            seed=0,
+            max_steps=2,
+            options={"goal_index": 3},
+            prior=prior,
+        )
+        return res.best.actions[1]
+
+    webshop.reset(options={"goal_index": 3})
+    expert = [webshop.unwrapped.expert_action()]
+    webshop.step(expert[0])
+    expert.append(webshop.unwrapped.expert_action())
+    assert second_action(0.05, 0.0) != expert[1]  # the PRM alone takes its error
+    assert second_action(0.05, 0.1) == expert[1]
+    assert second_action(0.5, 0.1) != expert[1]
+
+
+def test_python_m_prm_search_runs_the_unguided_vote_without_a_model(tmp_path):
+    """strategy=vote needs no PRM: the command's driver runs it end to end and writes the chosen trajectories."""
+    from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
+    from prm.run_search import run_search
+
+    cfg = {
+        "strategy": "vote",
+        "m": 5,
+        "episodes": 2,
+        "out": str(tmp_path / "vote"),
+        "env": {"name": "webshop", "id": "agentsim/WebShop-v0", "max_steps": 15, "kwargs": {"split": "test"}},
+        "brain": {"name": "scripted", "epsilon": 0.5},
+    }
+    results = run_search(cfg)
+    assert len(results) == 2 and all(r.scored == 0 and r.meta["prior"] == 1.0 for r in results)
+    episodes = list(TrajectoryStore(tmp_path / "vote" / TRAJECTORIES).read(strict=True))
+    assert [e.meta["search"]["strategy"] for e in episodes] == ["rerank", "rerank"]
