@@ -427,11 +427,10 @@ def split_method(method: str) -> tuple[str, float]:
     m = re.fullmatch(r"(beam|rerank)p([0-9]*\.?[0-9]+)", method)
     if m:
         return m.group(1), float(m.group(2))
-    if method in ("beam", "votebeam"):
+    if method == "beam":
         return method, 0.0
     raise ValueError(
-        f"unknown search method {method!r}: use single, greedy, bon, beam, rerank, vote, votebeam, "
-        "beamp<prior> or rerankp<prior>"
+        f"unknown search method {method!r}: use single, greedy, bon, beam, rerank, vote, beamp<prior> or rerankp<prior>"
     )
 
 
@@ -501,19 +500,19 @@ def stage_search(
                         res = rerank(
                             env, sampler, None, m=b, seed=sd, max_steps=args.max_steps, options=task(args, g), prior=1.0
                         )
-                    else:  # beam, beamp<prior>, rerankp<prior>, votebeam (beam ranked by draw share alone)
+                    else:  # beam, beamp<prior>, rerankp<prior>
                         kind, prior = split_method(method)
                         n_, m_ = (1, b) if kind == "rerank" else BEAMS[b]
                         res = beam_search(
                             env,
                             sampler,
-                            None if kind == "votebeam" else scorer,
+                            scorer,
                             n=n_,
                             m=m_,
                             seed=sd,
                             max_steps=args.max_steps,
                             options=task(args, g),
-                            prior=1.0 if kind == "votebeam" else prior,
+                            prior=prior,
                         )
                     samples += res.samples
                     scored += res.scored
@@ -712,20 +711,14 @@ def summarize_search(search: dict, budgets: list[int]) -> dict:
             if method in ("bon", "beam", "rerank", "single", "greedy"):
                 continue
             res = search[key]
-            shape = (
-                f"1x{b}"
-                if method.startswith(("rerank", "vote")) and method != "votebeam"
-                else "x".join(map(str, BEAMS[b]))
-            )
+            shape = f"1x{b}" if method.startswith(("rerank", "vote")) else "x".join(map(str, BEAMS[b]))
             rows[f"{method}@{b} ({shape})"] = {
                 "success": ci95([r["success"] for r in res["per_seed"]]),
                 "score": ci95([r["score"] for r in res["per_seed"]]),
                 "samples": res["samples_per_episode"],
             }
             against = [("BoN-random", bon, "random_success"), ("one sample", single, "success")]
-            if method.startswith("beamp"):
-                against.append(("votebeam", search.get(f"votebeam@{b}"), "success"))
-            if method.startswith("rerankp"):
+            if method.startswith(("beamp", "rerankp")):  # does the PRM add anything to the policy's own vote?
                 against.append(("vote", search.get(f"vote@{b}"), "success"))
             for name, base, field in against:
                 if base:
@@ -876,7 +869,7 @@ def main() -> None:
         "--methods",
         default="bon,beam,rerank",
         help="search methods run at every budget: bon, beam, rerank, vote (per-step majority of B draws, no PRM), "
-        "votebeam (beam ranked by draw share, no PRM), beamp<w> / rerankp<w> (PRM + w * log share of the draws)",
+        "beamp<w> / rerankp<w> (PRM + w * log share of the draws)",
     )
     p.add_argument(
         "--search-split",
@@ -888,6 +881,12 @@ def main() -> None:
         "--llm-goals", type=int, default=12, help="also run the embedded LLM as the policy on this many goals"
     )
     p.add_argument("--llm-n", type=int, default=4)
+    p.add_argument("--llm-methods", default="bon,beam,rerank", help="search methods of the LLM run (as --methods)")
+    p.add_argument(
+        "--only-llm",
+        action="store_true",
+        help="after data and training (cached), run only the LLM-policy search (beside a scripted run on the same --work)",
+    )
     p.add_argument("--llm-adapter", default="agentsim-sft", help="LoRA of the embedded policy ('' = the base model)")
     args = p.parse_args()
     if args.quick:
@@ -909,26 +908,29 @@ def main() -> None:
     result["train_td"] = stage_train(args, work, "td", "td")
     if not args.skip_mc:
         result["train_mc"] = stage_train(args, work, "mc", "mc")
-    result["throughput"] = stage_throughput(args, work)
-    log.info("throughput: %s", result["throughput"])
-    stage_search(args, work, "td", budgets, args.methods.split(","))
-    result["search_td"] = stage_search(args, work, "td", [1], ["single"])  # (cached) + one policy sample
     mc_budgets = [b for b in budgets if b == 8] or budgets[-1:]
-    if not args.skip_mc:
-        result["search_mc"] = stage_search(args, work, "mc", mc_budgets, ["bon", "beam"])
-    result["siblings_td"] = stage_siblings(args, work, "td", args.sibling_goals)
-    if args.sibling_train_goals:
-        result["siblings_td_train_goals"] = stage_siblings(args, work, "td", args.sibling_train_goals, split="train")
-    if not args.skip_mc:
-        result["siblings_mc"] = stage_siblings(args, work, "mc", args.sibling_goals)
+    if not args.only_llm:
+        result["throughput"] = stage_throughput(args, work)
+        log.info("throughput: %s", result["throughput"])
+        stage_search(args, work, "td", budgets, args.methods.split(","))
+        result["search_td"] = stage_search(args, work, "td", [1], ["single"])  # (cached) + one policy sample
+        if not args.skip_mc:
+            result["search_mc"] = stage_search(args, work, "mc", mc_budgets, ["bon", "beam"])
+        result["siblings_td"] = stage_siblings(args, work, "td", args.sibling_goals)
+        if args.sibling_train_goals:
+            result["siblings_td_train_goals"] = stage_siblings(
+                args, work, "td", args.sibling_train_goals, split="train"
+            )
+        if not args.skip_mc:
+            result["siblings_mc"] = stage_siblings(args, work, "mc", args.sibling_goals)
     if args.llm_goals:
-        stage_search(args, work, "td", [args.llm_n], ["bon", "beam", "rerank"], policy="llm")
+        stage_search(args, work, "td", [args.llm_n], args.llm_methods.split(","), policy="llm")
         result["llm"] = stage_search(args, work, "td", [1], ["greedy", "single"], policy="llm")
         llm_summary = summarize_search(by_goal(result["llm"]), [args.llm_n])
         result["summary_llm"] = {
             k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in llm_summary.items()
         }
-    summary = summarize_search(result["search_td"], budgets)
+    summary = summarize_search(result.get("search_td", {}), budgets)
     result["summary_td"] = {
         k: {kk: list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()} for k, v in summary.items()
     }
@@ -1003,13 +1005,14 @@ def main() -> None:
                 f"{v['expert_beats_share']:.3f}",
             )
     console.print(t3)
-    th = result["throughput"]
-    console.print(
-        f"PRM scoring: {th['batched_one_pass_steps_per_s']:.1f} steps/s batched one-pass vs "
-        f"{th['per_step_unbatched_steps_per_s']:.1f} steps/s one-by-one; targets for "
-        f"{result['targets_1m']['steps']:,} steps: paper {result['targets_1m']['paper_seconds_median'] * 1e3:.0f} ms, "
-        f"sarsa {result['targets_1m']['sarsa_seconds_median'] * 1e3:.0f} ms"
-    )
+    th = result.get("throughput")
+    if th:
+        console.print(
+            f"PRM scoring: {th['batched_one_pass_steps_per_s']:.1f} steps/s batched one-pass vs "
+            f"{th['per_step_unbatched_steps_per_s']:.1f} steps/s one-by-one; targets for {result['targets_1m']['steps']:,}"
+            f" steps: paper {result['targets_1m']['paper_seconds_median'] * 1e3:.0f} ms, "
+            f"sarsa {result['targets_1m']['sarsa_seconds_median'] * 1e3:.0f} ms"
+        )
     if "llm" in result:
         t4 = Table(
             title=f"{TITLES[args.env]}, the embedded LLM as the policy: mean ± 95% CI over {args.llm_goals} "
@@ -1030,7 +1033,8 @@ def main() -> None:
         ("prm" if args.env == "webshop" else f"prm_{args.env}") + ("_quick" if args.quick else "")
     )
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, default=str))
-    plot(summary, budgets, RESULTS / f"{name}_search.png", TITLES[args.env])
+    if summary:
+        plot(summary, budgets, RESULTS / f"{name}_search.png", TITLES[args.env])
     console.print(f"wrote {RESULTS / f'{name}.json'} and {RESULTS / f'{name}_search.png'} in {result['seconds']:.0f} s")
 
 
