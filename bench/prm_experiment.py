@@ -923,7 +923,8 @@ def main() -> None:
             )
         if not args.skip_mc:
             result["siblings_mc"] = stage_siblings(args, work, "mc", args.sibling_goals)
-    if args.llm_goals:
+    if args.llm_goals:  # one sample first: the baseline every paired row needs, should the run be cut short
+        stage_search(args, work, "td", [1], ["single"], policy="llm")
         stage_search(args, work, "td", [args.llm_n], args.llm_methods.split(","), policy="llm")
         result["llm"] = stage_search(args, work, "td", [1], ["greedy", "single"], policy="llm")
         llm_summary = summarize_search(by_goal(result["llm"]), [args.llm_n])
