@@ -457,6 +457,9 @@ def stage_search(
     sampler = llm_sampler(1.0, args.llm_adapter or None) if llm else make_sampler(args)
     seeds = 1 if llm else args.seeds
     goals = list(range(min(args.llm_goals if llm else args.search_goals, n_tasks(env))))
+    if split == "train":  # validation goals: training-split tasks the PRM's TD data did not use (stage_data's order)
+        unseen = np.random.default_rng(args.seed).permutation(n_tasks(env)).tolist()[args.td_goals :]
+        goals = unseen[: len(goals)]
     for b in budgets:
         for method in methods:
             key = f"{method}@{b}"
@@ -875,7 +878,8 @@ def main() -> None:
         "--search-split",
         choices=["test", "train"],
         default="test",
-        help="goals the search runs on (train: to choose a setting such as the prior weight without the test goals)",
+        help="goals the search runs on (train: training-split goals the PRM did not train on, to choose a setting "
+        "such as the prior weight without the test goals)",
     )
     p.add_argument(
         "--llm-goals", type=int, default=12, help="also run the embedded LLM as the policy on this many goals"
