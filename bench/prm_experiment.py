@@ -742,11 +742,22 @@ def plot(summary: dict, budgets: list[int], path: Path, title: str = "WebShop") 
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
+    extra = sorted({m.group(1) for k in summary if (m := re.match(r"((?:beamp|rerankp)[0-9.]+|vote)@\d+ \(", k))})
     for label, prefix, suffix in (
         ("Best-of-N random", "BoN-random@", ""),
         ("Best-of-N PRM (TD)", "BoN-PRM@", ""),
         ("beam PRM (TD)", "beam-PRM@", None),
         ("per-step rerank PRM (TD)", "rerank-PRM@", None),
+        *(
+            (
+                f"{split_method(m)[0]} PRM + {split_method(m)[1]} log share"
+                if m != "vote"
+                else "per-step vote (no PRM)",
+                f"{m}@",
+                None,
+            )
+            for m in extra
+        ),
         ("Best-of-N oracle", "BoN-oracle@", ""),
     ):
         xs, ys, es = [], [], []
