@@ -89,6 +89,7 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
         worker = EpisodeWorker(cfg, chash=plan.config_hash)
         worker.check()  # fail fast on a bad brain, env or memory state, before the progress bar
     model = worker.brain.model if worker is not None else str(cfg.brain.options.get("model", cfg.brain.name))
+    adapter = worker.adapter if worker is not None else None
     title = f"{plan.env_name} / {cfg.brain.name}" + (f" / {executor}" if executor != "local" else "")
     progress = CollectProgress(console, len(plan.todo), title, enabled=cfg.progress)
     max_failures = cfg.max_failures if isinstance(cfg, CollectConfig) else None
@@ -115,11 +116,11 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
         episodes_per_s=progress.episodes / wall if wall > 0 else 0.0,
         tokens_per_s=sink.tokens / wall if wall > 0 else 0.0,
     )
-    write_summary(out, cfg, result, plan.config_hash, executor, model)
+    write_summary(out, cfg, result, plan.config_hash, executor, model, adapter)
     report(
         console,
         result,
-        f"{title} ({model}, concurrency {cfg.concurrency})",
+        f"{title} ({model}{' + ' + adapter if adapter else ''}, concurrency {cfg.concurrency})",
         out,
         "collection" if isinstance(cfg, CollectConfig) else "run",
     )
@@ -128,13 +129,16 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     return result
 
 
-def write_summary(out: Path, cfg: RunConfig, r: EngineResult, chash: str, executor: str, model: str) -> None:
+def write_summary(
+    out: Path, cfg: RunConfig, r: EngineResult, chash: str, executor: str, model: str, adapter: str | None = None
+) -> None:
     """`summary.json`, written atomically (a crash leaves the old one or the new one, never half)."""
     body = {
         "summary": r.summary.model_dump(),
         "env": cfg.env.name or cfg.env.id,
         "brain": cfg.brain.name,
         "model": model,
+        "adapter": adapter,
         "episodes_wanted": r.wanted,
         "episodes_completed": r.completed,
         "episodes_this_run": r.new_episodes,

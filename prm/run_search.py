@@ -58,11 +58,11 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
     scorer = PRMScorer(PRMModel.from_pretrained(c.model), batch_size=c.batch_size) if c.model else None
     max_steps = c.max_steps or c.env.max_steps
     env = make_env(c.env, max_episode_steps=max_steps)
-    brain = build_brain(c.brain)
+    env_name = c.env.name or c.env.id
+    brain = build_brain(c.brain, env=env_name)
     agent_cfg = c.agent.model_dump(exclude={"temperature"})
     sampler = BrainSampler(brain, temperature=c.temperature, agent_cfg=agent_cfg)
     store = TrajectoryStore(Path(c.out) / TRAJECTORIES)
-    env_name = c.env.name or c.env.id
     results = []
     for i in range(c.episodes):
         seed = c.seed + i

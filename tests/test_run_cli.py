@@ -54,6 +54,9 @@ def test_embedded_default_brain_runs(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     s = json.loads((out / "summary.json").read_text())
     assert s["brain"] == "local" and s["model"] == "gemma3-270m" and s["summary"]["tokens_in"] > 0
+    assert s["adapter"] == "agentsim-sft"  # brain.adapter=auto on an env with no adapter of its own
+    (ep,) = TrajectoryStore(out / "trajectories.jsonl").read(strict=True)
+    assert ep.meta["adapter"] == "agentsim-sft"  # the record says which policy made it
 
 
 def test_reflective_lessons_carry_across_episodes_and_resume(tmp_path):

@@ -75,17 +75,33 @@ ADAPTER_DIR = Path(__file__).parent / "adapters"
 # adapters shipped with the package: name -> (base model, what it is); docs/policy.md says how each was built
 KNOWN_ADAPTERS = {
     "agentsim-sft": ("gemma3-270m", "LoRA behaviour-cloned on WebShop + fault-tree expert trajectories"),
+    "agentsim-evol1": ("gemma3-270m", "agentsim-sft after one AgentEvol round (better on WebShop, not fault trees)"),
 }
+AUTO = "auto"
+DEFAULT_ADAPTER = "agentsim-sft"
+# `brain.adapter=auto`: the shipped adapter measured best on an env's held-out goals (docs/policy.md, Results);
+# an env not listed gets DEFAULT_ADAPTER
+ENV_ADAPTERS = {"webshop": "agentsim-evol1"}
+
+
+def adapter_for_env(adapter: str | None, env: str | None) -> str | None:
+    """Resolve `brain.adapter=auto` for the env the brain will act in (its short name); other values pass through."""
+    if adapter != AUTO:
+        return adapter
+    return ENV_ADAPTERS.get(env or "", DEFAULT_ADAPTER)
 
 
 def adapter_path(adapter: str | None, model: str) -> str | None:
-    """Resolve `brain.adapter`: a shipped adapter's name (see KNOWN_ADAPTERS), a path, or None.
+    """Resolve `brain.adapter`: a shipped adapter's name (see KNOWN_ADAPTERS), `auto`, a path, or None.
 
-    A shipped adapter belongs to one base model; with another model it is left out (with a warning),
-    so `brain.model=smollm2-135m` keeps working under the default config. A path is used as given.
+    `auto` with no env known (see `adapter_for_env`) is DEFAULT_ADAPTER. A shipped adapter belongs to one base
+    model; with another model it is left out (with a warning), so `brain.model=smollm2-135m` keeps working under
+    the default config. A path is used as given.
     """
     if adapter is None or adapter in ("", "none"):
         return None
+    if adapter == AUTO:
+        adapter = DEFAULT_ADAPTER
     if adapter in KNOWN_ADAPTERS:
         base, _ = KNOWN_ADAPTERS[adapter]
         if model != base:

@@ -47,7 +47,9 @@ class EpisodeWorker:
     def __init__(self, cfg: RunConfig, brain: Brain | None = None, chash: str | None = None) -> None:
         self.cfg = cfg
         self.env_name = env_name_of(cfg)
-        self.brain = brain if brain is not None else build_brain(cfg.brain)
+        self.brain = brain if brain is not None else build_brain(cfg.brain, env=self.env_name)
+        adapter = getattr(self.brain, "adapter", None)
+        self.adapter: str | None = Path(adapter).stem if adapter else None  # the LoRA file's name, e.g. agentsim-sft
         self.config_hash = chash or config_hash(cfg.model_dump(mode="json"))
         # Memory carried from episode to episode (reflective lessons, facts): each episode's agent
         # starts from the state the last finished episode left, persisted beside the trajectories.
@@ -155,6 +157,8 @@ class EpisodeWorker:
             )
         finally:
             await self._close(env)
+        if self.adapter:  # which fine-tune acted: trajectories for RL must say what policy made them
+            record.meta["adapter"] = self.adapter
         if memory is not None and self.carry:
             self._keep_memory(memory.save_state())
         return record

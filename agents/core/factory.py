@@ -11,6 +11,7 @@ import gymnasium as gym
 import envs  # noqa: F401  (registers the project's envs)
 import envs.registry
 from agents.brains.base import Brain, writes_text
+from agents.brains.model_files import adapter_for_env
 from agents.brains.registry import make_brain
 from agents.config import AgentConfig, BrainConfig, ConfigError, EnvConfig, MemoryConfig, validate_config
 from agents.core.agent import Agent
@@ -40,12 +41,16 @@ def make_env(env_cfg: EnvConfig | dict[str, Any], max_episode_steps: int | None 
         raise ConfigError(f"bad env.kwargs for {env_id!r}: {e}") from e
 
 
-def build_brain(brain_cfg: BrainConfig | dict[str, Any]) -> Brain:
-    """The configured brain; an unknown option names the brain and the option."""
+def build_brain(brain_cfg: BrainConfig | dict[str, Any], env: str | None = None) -> Brain:
+    """The configured brain; an unknown option names the brain and the option.
+
+    `env`: the short name of the env the brain will act in, so `adapter=auto` picks that env's best adapter."""
     cfg: BrainConfig = brain_cfg if isinstance(brain_cfg, BrainConfig) else BrainConfig.model_validate(dict(brain_cfg))
-    name = cfg.name
+    name, options = cfg.name, cfg.options
+    if "adapter" in options:
+        options["adapter"] = adapter_for_env(options["adapter"], env)
     try:
-        return make_brain(name, **cfg.options)
+        return make_brain(name, **options)
     except TypeError as e:
         raise ConfigError(f"bad option for brain={name}: {e}") from e
 

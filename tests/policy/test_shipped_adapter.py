@@ -33,3 +33,27 @@ def test_every_shipped_adapter_is_in_the_package_and_loads(name):
     assert brain.adapter == str(ADAPTER_DIR / f"{name}.gguf")
     out = brain.choose([{"role": "user", "content": "Observation: an item page"}], ["click[buy now]", "click[< prev]"])
     assert out.text in ("click[buy now]", "click[< prev]")
+
+
+def test_auto_picks_the_adapter_measured_best_on_the_env():
+    from agents.brains.model_files import AUTO, DEFAULT_ADAPTER, ENV_ADAPTERS, adapter_for_env
+
+    assert adapter_for_env(AUTO, "webshop") == "agentsim-evol1"  # docs/policy.md: +6.7 +- 4.2 score on WebShop
+    assert adapter_for_env(AUTO, "faulttree") == DEFAULT_ADAPTER == "agentsim-sft"  # evol1 lost 5 points there
+    assert adapter_for_env(AUTO, None) == DEFAULT_ADAPTER  # no env known (a society's shared brains)
+    assert adapter_for_env("agentsim-sft", "webshop") == "agentsim-sft"  # an explicit choice is kept
+    assert adapter_for_env(None, "webshop") is None
+    assert adapter_path(AUTO, "gemma3-270m") == str(ADAPTER_DIR / f"{DEFAULT_ADAPTER}.gguf")
+    assert set(ENV_ADAPTERS.values()) <= set(KNOWN_ADAPTERS)
+
+
+def test_the_run_worker_serves_the_envs_adapter_and_records_it():
+    """The main job's path: the config's `adapter: auto` reaches the brain resolved for the env it runs."""
+    from agents.collect.worker import EpisodeWorker
+    from agents.config import RunConfig, validate_config
+
+    brain = {"name": "local", "adapter": "auto", "n_ctx": 512, "n_seq": 2}
+    for env, expected in (("webshop", "agentsim-evol1"), ("faulttree", "agentsim-sft")):
+        cfg = validate_config(RunConfig, {"env": {"name": env, "id": env}, "brain": brain, "out": "unused"})
+        worker = EpisodeWorker(cfg)
+        assert worker.brain.adapter == str(ADAPTER_DIR / f"{expected}.gguf") and worker.adapter == expected
