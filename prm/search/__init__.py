@@ -24,14 +24,13 @@ Budget accounting is explicit: policy samples drawn, env steps, PRM windows scor
 from __future__ import annotations
 
 import random
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from prm.policy import ActionSampler, Node, apply, rollout, sample_at, start
+from prm.policy import ActionSampler, Node, Sample, apply, rollout, sample_at, start
 from prm.scoring import PRMScorer
 
 
@@ -134,16 +133,13 @@ def beam_search(
         for b, node in enumerate(beams):
             drawn = sample_at(env, sampler, node, m, _seed(seed, depth, b))
             samples += len(drawn)
-            keys = [s.action if s.action is not None else ("unparsed", s.raw_output) for s in drawn]
-            counts = Counter(keys)
-            seen: set = set()
-            for s, key in zip(drawn, keys):
-                if key in seen:
-                    continue
-                seen.add(key)
-                children.append(apply(env, node, s, max_steps))
-                log_share.append(float(np.log(counts[key] / len(drawn))))
-                env_steps += s.action is not None
+            same: dict[Any, list[Sample]] = {}  # the draws by action (unparsed outputs by text), in draw order
+            for s in drawn:
+                same.setdefault(s.action if s.action is not None else ("unparsed", s.raw_output), []).append(s)
+            for group in same.values():  # one child per distinct draw
+                children.append(apply(env, node, group[0], max_steps))
+                log_share.append(float(np.log(len(group) / len(drawn))))
+                env_steps += group[0].action is not None
         if scorer is not None:
             score_nodes(scorer, children)
             scored += len(children)
