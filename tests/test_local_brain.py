@@ -129,6 +129,29 @@ def test_batched_multi_sequence_scoring_matches_one_by_one(local_brain):
     assert int(np.argmax(a)) == int(np.argmax(b))
 
 
+def test_candidates_that_start_alike_share_their_common_tokens(local_brain):
+    """The prefix tree: tokens several candidates begin with are decoded once, and the scores stay those of decoding
+    each candidate on its own (within the kernels' batch-shape noise, see `_close`), on both scoring paths."""
+    from agents.brains.local import LocalBrain
+
+    many = CANDS + [f"click[b0{i}xq{i}]" for i in range(20)]  # 24 candidates: more than one group of sequences
+    rt = local_brain.runtime
+    ranked = {}
+    for share in (False, True):
+        local_brain.share_prefixes = share
+        local_brain._rankings.clear()
+        before = rt.candidate_tokens_decoded
+        ranked[share] = (local_brain.choose(MSGS, many, prefix="Action: "), rt.candidate_tokens_decoded - before)
+    local_brain.share_prefixes = True
+    (alone, n_alone), (shared, n_shared) = ranked[False], ranked[True]
+    _close([shared], [alone])
+    assert [c.n_tokens for c in shared.candidates] == [c.n_tokens for c in alone.candidates]
+    assert n_shared < 0.8 * n_alone, (n_shared, n_alone)  # `click[b0` and the like are decoded once, not 24 times
+    # the KV-slot path (agents taking turns) shares the same way
+    slots = LocalBrain(model="gemma3-270m", n_ctx=2048, n_seq=8, kv_slots=2, share_prefixes=True)
+    _close([slots.choose(MSGS, many, prefix="Action: ")], [alone])
+
+
 @pytest.fixture(scope="module")
 def slot_brain():
     """A brain keeping 7 prompts in KV slots (its own state: the shared fixture's cache is used by other tests)."""
@@ -166,10 +189,11 @@ def test_sequences_in_one_decode_do_not_see_each_other(slot_brain):
         slot_brain._drop_slots()
         slot_brain._eval_context(base)
         first = slot_brain._scratch[0]
-        rows = rt.decode_sequences(len(base), [own[:-1], companion[:-1]], first_seq=first).copy()
+        items = [(0, len(base), own[:-1]), (0, len(base), companion[:-1])]
+        rows = rt.decode_shared(items, first_seq=first, share=False)[0]
         for q in (first, first + 1):
             rt.drop_sequence(q)
-        return _log_softmax_rows(rows[: len(own) - 1], np.asarray(own[1:]))
+        return _log_softmax_rows(rows, np.asarray(own[1:]))
 
     same, different, garbage = beside(own), beside(other), beside(junk)
     assert np.array_equal(same, different) and np.array_equal(same, garbage), (same, different, garbage)

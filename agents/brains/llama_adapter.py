@@ -355,28 +355,61 @@ class LlamaRuntime:
                     rows[k].append(out[r].copy())
         return [np.stack(r) if r else np.zeros((0, self.n_vocab), np.float32) for r in rows]
 
-    def decode_sequences(self, ctx_len: int, seqs: Sequence[Sequence[int]], first_seq: int = 1) -> np.ndarray:
-        """Decode each token list as its own sequence (ids first_seq..) continuing the first `ctx_len` cached tokens.
+    def decode_shared(
+        self, items: Sequence[tuple[int, int, Sequence[int]]], first_seq: int = 1, share: bool = True
+    ) -> list[np.ndarray]:
+        """Decode continuations: item i = (source sequence, context length, tokens) becomes sequence first_seq + i,
+        on the source's first `context length` cells (shared, not copied). Returns per item the logits rows of all
+        its tokens.
 
-        Sequence i shares the context's cells (no copy). Returns the logits rows of all tokens,
-        sequence after sequence; the view is valid until the next decode. The caller must keep
-        len(seqs) < n_seq and the total number of tokens <= n_batch, and drop the sequences after.
-        """
+        Why `share`: candidate actions mostly start alike (`click[b0...`), and every scored token needs a full
+        vocabulary row, the costly part of ranking. Tokens that several items of one context begin with are
+        decoded once, their cells belonging to all those sequences (a prefix tree in one batch; the unified KV
+        cache's attention mask keeps each sequence to its own path), so the logits are the same as decoding each
+        item alone. The caller keeps first_seq + len(items) <= n_seq and drops the sequences after."""
         import llama_cpp
 
         ctx = self.llm._ctx
-        b = self.llm._batch.batch
-        b.n_tokens = 0
-        for seq, toks in enumerate(seqs, start=first_seq):
-            ctx.kv_cache_seq_cp(0, seq, 0, ctx_len)
+        node_of: dict[tuple[int, int, int, int], int] = {}  # (source, context, parent node, token) -> node
+        tokens: list[int] = []
+        positions: list[int] = []
+        owners: list[list[int]] = []  # per node: the sequences its cell belongs to
+        paths: list[list[int]] = []
+        for i, (src, ctx_len, toks) in enumerate(items):
+            seq = first_seq + i
+            ctx.kv_cache_seq_cp(src, seq, 0, ctx_len)
+            path, parent = [], -1
             for j, t in enumerate(toks):
-                k = b.n_tokens
-                b.token[k], b.pos[k], b.n_seq_id[k], b.logits[k] = t, ctx_len + j, 1, True
-                b.seq_id[k][0] = seq
+                key = (src, ctx_len, parent, t) if share else (seq, ctx_len, parent, t)
+                k = node_of.get(key)
+                if k is None:
+                    k = node_of[key] = len(tokens)
+                    tokens.append(t)
+                    positions.append(ctx_len + j)
+                    owners.append([])
+                owners[k].append(seq)
+                path.append(k)
+                parent = k
+            paths.append(path)
+        rows = np.empty((len(tokens), self.n_vocab), dtype=np.float32)
+        b = self.llm._batch.batch
+        for start in range(0, len(tokens), self.n_batch):  # parents precede children, so any split is safe
+            end = min(start + self.n_batch, len(tokens))
+            b.n_tokens = 0
+            for k in range(start, end):
+                i = b.n_tokens
+                b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = tokens[k], positions[k], len(owners[k]), True
+                for m, seq in enumerate(owners[k]):
+                    b.seq_id[i][m] = seq
                 b.n_tokens += 1
-        total = int(b.n_tokens)
-        ctx.decode(self.llm._batch)
-        return np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx.ctx), shape=(total, self.n_vocab))
+            ctx.decode(self.llm._batch)
+            rows[start:end] = np.ctypeslib.as_array(
+                llama_cpp.llama_get_logits(ctx.ctx), shape=(end - start, self.n_vocab)
+            )
+        self.candidate_tokens_decoded += len(tokens)
+        return [rows[path] for path in paths]
+
+    candidate_tokens_decoded: int = 0  # continuation tokens decoded with full logits rows (shared ones once)
 
 
 def _check_adapter_file(adapter: str | None) -> str | None:

@@ -114,13 +114,15 @@ class LocalBrain:
         adapter_scale: float = 1.0,
         kv_slots: int | None = None,
         batch_window_ms: float = 5.0,
+        share_prefixes: bool = True,
     ) -> None:
         """`adapter`: a llama.cpp LoRA GGUF (from `python -m agents.policy.gguf_adapter`) or a shipped adapter's
         name (`model_files.KNOWN_ADAPTERS`), applied at `adapter_scale`.
 
         `kv_slots`: KV sequences that keep recent prompts (default 0, opt-in; e.g. half of `n_seq`), so agents taking turns
         each reuse their own cached transcript; the other sequences score candidates. 0 = one cached prompt.
-        `batch_window_ms`: how long `achoose` waits for concurrent calls to join one batched decode."""
+        `batch_window_ms`: how long `achoose` waits for concurrent calls to join one batched decode.
+        `share_prefixes`: decode the tokens candidates start alike with once (same scores; off only to measure it)."""
         if score not in ("mean", "sum"):
             raise ValueError(f"score must be 'mean' or 'sum', got {score!r}")
         self.path = str(model_path(model))
@@ -155,6 +157,7 @@ class LocalBrain:
         self._slots = SlotTable(list(range(1, 1 + n_slots)), self.runtime.n_ctx) if n_slots else None
         self._scratch = list(range(1 + n_slots, self.n_seq))
         self.batch_window_s = batch_window_ms / 1000.0
+        self.share_prefixes = share_prefixes
         self._pending: list[tuple[_Request, asyncio.Future[BrainOutput]]] = []
         self._pending_lock = threading.Lock()
         self._flushing = False
@@ -221,34 +224,24 @@ class LocalBrain:
     def _score_batched(
         self, ctx_len: int, ctx_logits: np.ndarray, conts: list[tuple[list[int], int]]
     ) -> list[np.ndarray]:
-        """Per-token logprobs of many continuations of the cached context, in as few decodes as fit, one sequence each."""
+        """Per-token logprobs of many continuations of the cached context, one sequence each, as many at once as there
+        are scratch sequences (sorted, so those that start alike share a decode and their common tokens)."""
         rt = self.runtime
         results: list[np.ndarray] = [_NO_TOKENS] * len(conts)
-        pending = [i for i, (toks, _) in enumerate(conts) if len(toks) > 1]
+        pending = sorted((i for i, (toks, _) in enumerate(conts) if len(toks) > 1), key=lambda i: conts[i][0])
         for i, (toks, start) in enumerate(conts):  # the first token is predicted by the context's own logits
             if start == 0:
                 results[i] = np.array([_log_softmax_at(ctx_logits, toks[0])])
         self._check_fits(ctx_len + sum(len(conts[i][0]) for i in pending))
         while pending:
-            group: list[int] = []
-            total = 0
-            while pending and len(group) < len(self._scratch) and total + len(conts[pending[0]][0]) - 1 <= rt.n_batch:
-                total += len(conts[pending[0]][0]) - 1
-                group.append(pending.pop(0))
-            if not group:  # one candidate longer than a batch: fall back to the sequential path
-                i = pending.pop(0)
+            group, pending = pending[: len(self._scratch)], pending[len(self._scratch) :]
+            rows = rt.decode_shared(
+                [(0, ctx_len, conts[i][0][:-1]) for i in group], first_seq=self._scratch[0], share=self.share_prefixes
+            )
+            for i, r in zip(group, rows):
                 toks, start = conts[i]
-                results[i] = self._score_continuation(ctx_len, ctx_logits, toks, start)
-                continue
-            rows = rt.decode_sequences(ctx_len, [conts[i][0][:-1] for i in group], first_seq=self._scratch[0])
-            row = 0
-            for i in group:
-                toks, start = conts[i]
-                n = len(toks) - 1
-                lp = _log_softmax_rows(rows[row : row + n], np.asarray(toks[1:]))
-                keep = lp[max(0, start - 1) :]  # row r predicts token r+1
+                keep = _log_softmax_rows(r, np.asarray(toks[1:]))[max(0, start - 1) :]  # row r predicts token r+1
                 results[i] = np.concatenate((results[i], keep)) if len(results[i]) else keep
-                row += n
             for seq in self._scratch[: len(group)]:
                 rt.drop_sequence(seq)
         return results
@@ -453,12 +446,8 @@ class LocalBrain:
             results.append(row)
         while pending:
             group, pending = pending[: len(self._scratch)], pending[len(self._scratch) :]
-            items = []
-            for (r, i), scratch in zip(group, self._scratch):
-                seq, ctx_len, _, conts = reqs[r]
-                rt.copy_prefix(seq, scratch, ctx_len)
-                items.append((scratch, ctx_len, conts[i][0][:-1], True))
-            rows = rt.decode_batch(items)
+            items = [(reqs[r][0], reqs[r][1], reqs[r][3][i][0][:-1]) for r, i in group]
+            rows = rt.decode_shared(items, first_seq=self._scratch[0], share=self.share_prefixes)
             for k, (r, i) in enumerate(group):
                 toks, start = reqs[r][3][i]
                 lp = _log_softmax_rows(rows[k], np.asarray(toks[1:]))[max(0, start - 1) :]  # row j predicts token j+1
