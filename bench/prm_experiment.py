@@ -537,7 +537,7 @@ def stage_search(
                         "oracle_success": float(np.mean(orc)),
                     }
                 per_seed.append(row)
-            n_eps = args.seeds * len(goals)
+            n_eps = seeds * len(goals)  # the LLM runs one seed
             done[key] = {
                 "per_seed": per_seed,
                 "samples_per_episode": samples / n_eps,
@@ -650,6 +650,15 @@ def by_goal(search: dict) -> dict:
     return out
 
 
+def paired(res: dict, base: dict, success: str, score: str) -> dict:
+    """`res` minus `base` over the same seeds (or goals), success and score: the rows every comparison reports."""
+    pairs = list(zip(res["per_seed"], base["per_seed"]))
+    return {
+        "success": ci95([x["success"] - y[success] for x, y in pairs]),
+        "score": ci95([x["score"] - y[score] for x, y in pairs]),
+    }
+
+
 def summarize_search(search: dict, budgets: list[int]) -> dict:
     rows = {}
     greedy = search.get("greedy@1")
@@ -681,8 +690,11 @@ def summarize_search(search: dict, budgets: list[int]) -> dict:
             rows[f"BoN-oracle@{b}"] = {"success": ci95([r["oracle_success"] for r in bon["per_seed"]])}
             # paired over seeds (the PRM and the random pick choose among the very same samples)
             rows[f"BoN-PRM minus random@{b} (paired)"] = {
-                "success": ci95([r["success"] - r["random_success"] for r in bon["per_seed"]])
+                "success": ci95([r["success"] - r["random_success"] for r in bon["per_seed"]]),
+                "score": ci95([r["score"] - r["random_score"] for r in bon["per_seed"]]),
             }
+            if single:
+                rows[f"BoN-PRM@{b} minus one sample (paired)"] = paired(bon, single, "success", "score")
         rr = search.get(f"rerank@{b}")
         if rr:
             rows[f"rerank-PRM@{b} (1x{b})"] = {
@@ -700,15 +712,9 @@ def summarize_search(search: dict, budgets: list[int]) -> dict:
             }
             # paired (same seeds and goals): beam against the unguided pick at the same budget, and one sample
             if bon:
-                rows[f"beam-PRM minus BoN-random@{b} (paired)"] = {
-                    "success": ci95(
-                        [x["success"] - y["random_success"] for x, y in zip(beam["per_seed"], bon["per_seed"])]
-                    )
-                }
+                rows[f"beam-PRM minus BoN-random@{b} (paired)"] = paired(beam, bon, "random_success", "random_score")
             if single:
-                rows[f"beam-PRM@{b} minus one sample (paired)"] = {
-                    "success": ci95([x["success"] - y["success"] for x, y in zip(beam["per_seed"], single["per_seed"])])
-                }
+                rows[f"beam-PRM@{b} minus one sample (paired)"] = paired(beam, single, "success", "score")
         for key in sorted(k for k in search if k.endswith(f"@{b}")):  # the policy-prior methods and their baselines
             method = key.split("@")[0]
             if method in ("bon", "beam", "rerank", "single", "greedy"):
@@ -720,14 +726,12 @@ def summarize_search(search: dict, budgets: list[int]) -> dict:
                 "score": ci95([r["score"] for r in res["per_seed"]]),
                 "samples": res["samples_per_episode"],
             }
-            against = [("BoN-random", bon, "random_success"), ("one sample", single, "success")]
+            against = [("BoN-random", bon, "random_"), ("one sample", single, "")]
             if method.startswith(("beamp", "rerankp")):  # does the PRM add anything to the policy's own vote?
-                against.append(("vote", search.get(f"vote@{b}"), "success"))
+                against.append(("vote", search.get(f"vote@{b}"), ""))
             for name, base, field in against:
                 if base:
-                    rows[f"{method}@{b} minus {name} (paired)"] = {
-                        "success": ci95([x["success"] - y[field] for x, y in zip(res["per_seed"], base["per_seed"])])
-                    }
+                    rows[f"{method}@{b} minus {name} (paired)"] = paired(res, base, field + "success", field + "score")
     return rows
 
 
@@ -735,7 +739,13 @@ def fmt(ci: tuple[float, float]) -> str:
     return f"{ci[0]:.3f} ± {ci[1]:.3f}"
 
 
-def plot(summary: dict, budgets: list[int], path: Path, title: str = "WebShop") -> None:
+def plot(
+    summary: dict,
+    budgets: list[int],
+    path: Path,
+    title: str = "WebShop",
+    policy: str = "scripted expert with epsilon noise",
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -777,7 +787,7 @@ def plot(summary: dict, budgets: list[int], path: Path, title: str = "WebShop") 
     ax.set_xscale("log", base=2)
     ax.set_xlabel("policy samples per decision (N)")
     ax.set_ylabel("success rate (held-out test goals)")
-    ax.set_title(f"{title}, scripted expert with epsilon noise")
+    ax.set_title(f"{title}, {policy}")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -1051,7 +1061,15 @@ def main() -> None:
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, default=str))
     if summary:
         plot(summary, budgets, RESULTS / f"{name}_search.png", TITLES[args.env])
-    console.print(f"wrote {RESULTS / f'{name}.json'} and {RESULTS / f'{name}_search.png'} in {result['seconds']:.0f} s")
+    if "llm" in result:
+        plot(
+            llm_summary,
+            [args.llm_n],
+            RESULTS / f"{name}_llm.png",
+            TITLES[args.env],
+            policy=f"the embedded LLM ({args.llm_adapter or 'base model'}) as the policy",
+        )
+    console.print(f"wrote {RESULTS / f'{name}.json'} and its plots in {result['seconds']:.0f} s")
 
 
 if __name__ == "__main__":
