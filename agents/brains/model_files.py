@@ -98,10 +98,9 @@ def adapter_path(adapter: str | None, model: str) -> str | None:
     model; with another model it is left out (with a warning), so `brain.model=smollm2-135m` keeps working under
     the default config. A path is used as given.
     """
+    adapter = adapter_for_env(adapter, None)  # `auto` with no env known
     if adapter is None or adapter in ("", "none"):
         return None
-    if adapter == AUTO:
-        adapter = DEFAULT_ADAPTER
     if adapter in KNOWN_ADAPTERS:
         base, _ = KNOWN_ADAPTERS[adapter]
         if model != base:
