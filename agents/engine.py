@@ -25,6 +25,7 @@ from agents.collect.progress import CollectProgress
 from agents.collect.sink import Sink
 from agents.collect.worker import EpisodeWorker
 from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
+from agents.trajectories.schema import EpisodeRecord
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
 from agents.trajectories.summary import RunSummary, summarize
 
@@ -116,6 +117,8 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
         episodes_per_s=progress.episodes / wall if wall > 0 else 0.0,
         tokens_per_s=sink.tokens / wall if wall > 0 else 0.0,
     )
+    if worker is None:  # Ray: the actors built the brains, and each episode says which adapter acted
+        adapter = recorded_adapter(episodes)
     write_summary(out, cfg, result, plan.config_hash, executor, model, adapter)
     report(
         console,
@@ -127,6 +130,12 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     if plan.todo and not result.new_episodes and sink.user_error is not None:
         raise sink.user_error  # every episode hit the same user mistake (e.g. a dead endpoint): exit 2, not 1
     return result
+
+
+def recorded_adapter(episodes: list[EpisodeRecord]) -> str | None:
+    """The adapter(s) the episodes' brains ran, from their `meta` (a run may mix them after a resume)."""
+    names = sorted({str(ep.meta["adapter"]) for ep in episodes if ep.meta.get("adapter")})
+    return ", ".join(names) or None
 
 
 def write_summary(

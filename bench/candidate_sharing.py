@@ -2,7 +2,7 @@
 
 The embedded brain ranks an env's listed actions by scoring each as a continuation of the prompt, and every
 scored token costs a full 262k-word logits row. Candidates mostly begin alike (`click[b0...`, `check[...`), so
-the brain decodes them as a prefix tree (`LlamaRuntime.decode_shared`): a token several candidates share is
+the brain decodes them as a prefix tree (`LlamaRuntime.score_shared`): a token several candidates share is
 decoded once. This replays real steps (the scripted expert's episodes, recorded with their prompts) and times,
 per step, evaluating the new turn of the prompt (from the previous step's cached prompt, as in an episode) and
 ranking the candidates with the tree and one sequence per candidate, alternating which goes first. Prints a

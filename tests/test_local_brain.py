@@ -175,7 +175,7 @@ def _close(xs, ys) -> None:
 
 def test_sequences_in_one_decode_do_not_see_each_other(slot_brain):
     """A candidate decoded beside another sequence gives bit-identical logprobs whatever the other one holds."""
-    from agents.brains.local import _log_softmax_rows, scoring_texts
+    from agents.brains.local import scoring_texts
 
     rt = slot_brain.runtime
     prompt = slot_brain.prompt_text(_turns(3, 2))
@@ -189,11 +189,11 @@ def test_sequences_in_one_decode_do_not_see_each_other(slot_brain):
         slot_brain._drop_slots()
         slot_brain._eval_context(base)
         first = slot_brain._scratch[0]
-        items = [(0, len(base), own[:-1]), (0, len(base), companion[:-1])]
-        rows = rt.decode_shared(items, first_seq=first, share=False)[0]
+        items = [(0, len(base), own), (0, len(base), companion)]
+        scores = rt.score_shared(items, first_seq=first, share=False)[0]
         for q in (first, first + 1):
             rt.drop_sequence(q)
-        return _log_softmax_rows(rows, np.asarray(own[1:]))
+        return scores
 
     same, different, garbage = beside(own), beside(other), beside(junk)
     assert np.array_equal(same, different) and np.array_equal(same, garbage), (same, different, garbage)

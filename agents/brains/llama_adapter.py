@@ -355,18 +355,21 @@ class LlamaRuntime:
                     rows[k].append(out[r].copy())
         return [np.stack(r) if r else np.zeros((0, self.n_vocab), np.float32) for r in rows]
 
-    def decode_shared(
+    def score_shared(
         self, items: Sequence[tuple[int, int, Sequence[int]]], first_seq: int = 1, share: bool = True
     ) -> list[np.ndarray]:
-        """Decode continuations: item i = (source sequence, context length, tokens) becomes sequence first_seq + i,
-        on the source's first `context length` cells (shared, not copied). Returns per item the logits rows of all
-        its tokens.
+        """Score continuations: item i = (source sequence, context length, tokens) is decoded as sequence
+        first_seq + i on the source's first `context length` cells (shared, not copied). Returns per item
+        log p(tokens[j + 1] | context, tokens[: j + 1]) for j < len(tokens) - 1 (the first token's logprob comes
+        from the context's own logits, which the caller has).
 
         Why `share`: candidate actions mostly start alike (`click[b0...`), and every scored token needs a full
         vocabulary row, the costly part of ranking. Tokens that several items of one context begin with are
         decoded once, their cells belonging to all those sequences (a prefix tree in one batch; the unified KV
-        cache's attention mask keeps each sequence to its own path), so the logits are the same as decoding each
-        item alone. The caller keeps first_seq + len(items) <= n_seq and drops the sequences after."""
+        cache's attention mask keeps each sequence to its own path), so the scores are the same as decoding each
+        item alone. Each decoded row is normalised once, however many items pass through it, and read in
+        llama.cpp's buffer (no copies). The caller keeps first_seq + len(items) <= n_seq and drops the sequences
+        after."""
         import llama_cpp
 
         ctx = self.llm._ctx
@@ -374,12 +377,13 @@ class LlamaRuntime:
         tokens: list[int] = []
         positions: list[int] = []
         owners: list[list[int]] = []  # per node: the sequences its cell belongs to
-        paths: list[list[int]] = []
+        wanted: list[dict[int, float]] = []  # per node: the next tokens scored from its row -> logprob
+        paths: list[list[tuple[int, int]]] = []  # per item: (node, next token) for each scored token
         for i, (src, ctx_len, toks) in enumerate(items):
             seq = first_seq + i
             ctx.kv_cache_seq_cp(src, seq, 0, ctx_len)
             path, parent = [], -1
-            for j, t in enumerate(toks):
+            for j, t in enumerate(toks[:-1]):  # the last token's row would predict past the item: not decoded
                 key = (src, ctx_len, parent, t) if share else (seq, ctx_len, parent, t)
                 k = node_of.get(key)
                 if k is None:
@@ -387,11 +391,12 @@ class LlamaRuntime:
                     tokens.append(t)
                     positions.append(ctx_len + j)
                     owners.append([])
+                    wanted.append({})
                 owners[k].append(seq)
-                path.append(k)
+                wanted[k][toks[j + 1]] = 0.0
+                path.append((k, toks[j + 1]))
                 parent = k
             paths.append(path)
-        rows = np.empty((len(tokens), self.n_vocab), dtype=np.float32)
         b = self.llm._batch.batch
         for start in range(0, len(tokens), self.n_batch):  # parents precede children, so any split is safe
             end = min(start + self.n_batch, len(tokens))
@@ -403,11 +408,17 @@ class LlamaRuntime:
                     b.seq_id[i][m] = seq
                 b.n_tokens += 1
             ctx.decode(self.llm._batch)
-            rows[start:end] = np.ctypeslib.as_array(
-                llama_cpp.llama_get_logits(ctx.ctx), shape=(end - start, self.n_vocab)
-            )
+            rows = np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx.ctx), shape=(end - start, self.n_vocab))
+            for lo in range(0, end - start, 16):  # 16 rows at a time: the exp temporary stays at 16 MB
+                part = rows[lo : lo + 16]
+                top = part.max(axis=1)
+                lse = top + np.log(np.exp(part - top[:, None]).sum(axis=1, dtype=np.float64))
+                for r in range(len(part)):
+                    row, norm, scored = part[r], float(lse[r]), wanted[start + lo + r]
+                    for t in scored:
+                        scored[t] = float(row[t]) - norm
         self.candidate_tokens_decoded += len(tokens)
-        return [rows[path] for path in paths]
+        return [np.array([wanted[k][t] for k, t in path], dtype=np.float64) for path in paths]
 
     candidate_tokens_decoded: int = 0  # continuation tokens decoded with full logits rows (shared ones once)
 

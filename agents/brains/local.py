@@ -38,14 +38,6 @@ def scoring_texts(prompt: str, prefix: str, candidate: str) -> tuple[str, str]:
     return head, head + (" " if prefix.endswith(" ") else "") + shown
 
 
-def _log_softmax_rows(rows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
-    """log p(tokens[i] | row i) for every row, in float64 for stable sums."""
-    r = rows.astype(np.float64, copy=False)
-    m = r.max(axis=1, keepdims=True)
-    lse = m[:, 0] + np.log(np.exp(r - m).sum(axis=1))
-    return r[np.arange(len(tokens)), tokens] - lse
-
-
 _NO_TOKENS = np.zeros(0, dtype=np.float64)  # the per-token logprobs of an empty continuation
 SHARE_MIN_TOKENS = 32  # a batch-mate's prefix worth waiting one decode for (KV slots)
 RANKINGS_KEPT = 64  # choose() rankings remembered (search samples N actions at one state; rollouts revisit states)
@@ -235,12 +227,11 @@ class LocalBrain:
         self._check_fits(ctx_len + sum(len(conts[i][0]) for i in pending))
         while pending:
             group, pending = pending[: len(self._scratch)], pending[len(self._scratch) :]
-            rows = rt.decode_shared(
-                [(0, ctx_len, conts[i][0][:-1]) for i in group], first_seq=self._scratch[0], share=self.share_prefixes
+            scores = rt.score_shared(
+                [(0, ctx_len, conts[i][0]) for i in group], first_seq=self._scratch[0], share=self.share_prefixes
             )
-            for i, r in zip(group, rows):
-                toks, start = conts[i]
-                keep = _log_softmax_rows(r, np.asarray(toks[1:]))[max(0, start - 1) :]  # row r predicts token r+1
+            for i, lp in zip(group, scores):
+                keep = lp[max(0, conts[i][1] - 1) :]  # lp[j] scores token j + 1
                 results[i] = np.concatenate((results[i], keep)) if len(results[i]) else keep
             for seq in self._scratch[: len(group)]:
                 rt.drop_sequence(seq)
@@ -446,11 +437,10 @@ class LocalBrain:
             results.append(row)
         while pending:
             group, pending = pending[: len(self._scratch)], pending[len(self._scratch) :]
-            items = [(reqs[r][0], reqs[r][1], reqs[r][3][i][0][:-1]) for r, i in group]
-            rows = rt.decode_shared(items, first_seq=self._scratch[0], share=self.share_prefixes)
+            items = [(reqs[r][0], reqs[r][1], reqs[r][3][i][0]) for r, i in group]
+            scores = rt.score_shared(items, first_seq=self._scratch[0], share=self.share_prefixes)
             for k, (r, i) in enumerate(group):
-                toks, start = reqs[r][3][i]
-                lp = _log_softmax_rows(rows[k], np.asarray(toks[1:]))[max(0, start - 1) :]  # row j predicts token j+1
+                lp = scores[k][max(0, reqs[r][3][i][1] - 1) :]  # scores[k][j] scores token j + 1
                 prev = results[r][i]
                 results[r][i] = np.concatenate((prev, lp)) if prev is not None and len(prev) else lp
             for scratch in self._scratch[: len(group)]:

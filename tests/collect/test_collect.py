@@ -100,3 +100,17 @@ def test_rerun_with_another_config_is_refused(tmp_path):
 def test_bad_executor_is_a_clear_error(tmp_path):
     res = run_collect(tmp_path / "c", 3, "executor=spark")
     assert res.returncode == 2 and "executor: Input should be 'local' or 'ray'" in res.stderr
+
+
+def test_summary_adapter_comes_from_the_episodes_when_no_local_worker_built_the_brain():
+    """Under Ray the actors build the brains, so `summary.json` takes the adapter from what each episode recorded."""
+    from agents.engine import recorded_adapter
+    from tests.prm.test_targets import _episode
+
+    def ep(adapter: str | None):
+        e = _episode([1.0], True, False)
+        return e.model_copy(update={"meta": {} if adapter is None else {"adapter": adapter}})
+
+    assert recorded_adapter([ep("agentsim-evol1"), ep("agentsim-evol1")]) == "agentsim-evol1"
+    assert recorded_adapter([ep("agentsim-sft"), ep("agentsim-evol1"), ep(None)]) == "agentsim-evol1, agentsim-sft"
+    assert recorded_adapter([ep(None)]) is None and recorded_adapter([]) is None

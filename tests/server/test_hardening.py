@@ -307,8 +307,9 @@ def test_distinct_catalog_seeds_do_not_grow_the_server(server_factory):
         h = c.get("/health").json()
     print(f"server RSS after 1/10/40 catalogs: {rss[0]:.0f} / {rss[9]:.0f} / {rss[-1]:.0f} MB; health {h}")
     assert h["catalog_mb"] <= 40 and h["catalogs"] < 40  # LRU-evicted within the budget
-    # was +6 MB per new catalog for good (106 -> 260 MB over 40); now flat once the budget is full
-    assert rss[-1] - rss[19] < 15 and rss[-1] - rss[0] < 60, [round(x) for x in rss]
+    # was +6 MB per new catalog for good (106 -> 260 MB over 40, ~120 MB over the last 20); now flat once the
+    # budget is full, give or take the allocator's fragmentation (seen up to 20 MB over the last 20 catalogs)
+    assert rss[-1] - rss[19] < 40 and rss[-1] - rss[0] < 60, [round(x) for x in rss]
 
 
 def test_disk_cache_is_bounded_and_keeps_catalogs_in_use(tmp_path, monkeypatch):
