@@ -66,6 +66,13 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed+n-1 (extend a table)")
     ap.add_argument("--temperature", type=float, default=0.7, help="the main job's default (brain.temperature)")
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads per brain (default: all cores)")
+    ap.add_argument(
+        "--merged",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="serve policy NAME's adapter merged into the weights",
+    )
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "policy_heldout.json"))
     ap.add_argument(
         "--combine", nargs="+", metavar="DIR", help="merge <policy>-<env>.jsonl episode files; no new episodes"
@@ -78,7 +85,9 @@ def main() -> None:
     counts = {"webshop": args.webshop, "faulttree": args.faulttree}
 
     brains = {
-        name: LocalBrain(adapter=adapter, temperature=args.temperature, n_threads=args.threads)
+        name: LocalBrain(
+            adapter=adapter, temperature=args.temperature, n_threads=args.threads, merge_adapter=name in args.merged
+        )
         for name, adapter in policies
     }
     agents = {name: build_agent(brain, {}, None) for name, brain in brains.items()}

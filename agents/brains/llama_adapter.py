@@ -178,7 +178,7 @@ class LlamaRuntime:
             raise BrainError(f"brain=local needs llama-cpp-python: pip install '{declared_requirement()}'") from e
         _fail_if_missing(missing_internals())
         route_native_logs()
-        self.adapter, self.adapter_scale = _check_adapter_file(adapter), adapter_scale
+        self.adapter, self.adapter_scale = check_adapter_file(adapter), adapter_scale
         _errors.clear()
         try:
             self.llm = llama_cpp.Llama(
@@ -423,7 +423,7 @@ class LlamaRuntime:
     candidate_tokens_decoded: int = 0  # continuation tokens decoded with full logits rows (shared ones once)
 
 
-def _check_adapter_file(adapter: str | None) -> str | None:
+def check_adapter_file(adapter: str | None) -> str | None:
     """The adapter path if it is a file; else a BrainError that says how to build one."""
     if adapter is None:
         return None
