@@ -3,7 +3,7 @@
 The unit tests drive the adapter's tools the way TRL does (keyword arguments from a parsed tool
 call) and compare every answer with the same seed and actions played on a plain `gymnasium.make`
 env. The smoke run trains a tiny random Llama with TRL's `GRPOTrainer` for two steps on the
-corridor env: its output head is set to a fixed distribution over whole tool calls (each one token
+corridor env: its output head is set to a fixed distribution over tool calls (markers and each call body one token
 of a small byte-level BPE), so the untrained model does call tools; the test then checks that
 every rollout reset its env, that tools were called and stepped the env, and that the rewards TRL
 logged are the adapter's `get_reward()`.
@@ -304,7 +304,7 @@ def test_seed_dataset_rows_reset_the_same_episode(corridor):
 
 
 def tool_call_tokenizer(calls: list[str], corpus: list[str]) -> Any:
-    """A byte-level BPE (trained on `corpus`) with Qwen2.5's tool-calling chat template; each call is one token."""
+    """A byte-level BPE (trained on `corpus`) with Qwen2.5's tool-calling chat template; each call body is one token."""
     import trl
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -327,13 +327,30 @@ def tool_call_tokenizer(calls: list[str], corpus: list[str]) -> Any:
     return tok
 
 
-def tool_calling_lm(tok: Any, probs: dict[int, float]) -> Any:
-    """A random 2-layer Llama (hidden 64) whose next token is drawn from `probs` whatever the context.
+def tool_calling_lm(tok: Any, probs: dict[int, float], open_id: int, close_id: int) -> Any:
+    """A random 2-layer Llama (hidden 64) that writes `<tool_call>`, one call body drawn from `probs`, `</tool_call>`,
+    or ends (EOS, at its share of `probs`), whatever else the context holds.
 
     The last MLP's bias puts one large direction u into every final hidden state; the output head
-    maps u to log `probs` (+20) and everything else to about 0, so other tokens are ~e^-20 likely."""
+    maps u to log `probs` (+20) and everything else to about 0. A fixed bias on the logits, chosen by the
+    token at each position, keeps the call's grammar: after `<tool_call>` a body, after a body
+    `</tool_call>`, otherwise `<tool_call>` (with the bodies' total mass) or EOS. transformers >= 5.13 parses
+    tool calls at token boundaries, so the markers must be tokens of their own."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
+
+    eos = tok.eos_token_id
+    bodies = [t for t in probs if t != eos]
+
+    class GrammarLlama(LlamaForCausalLM):
+        def forward(self, input_ids=None, **kwargs):  # type: ignore[no-untyped-def]
+            out = super().forward(input_ids=input_ids, **kwargs)
+            if input_ids is not None:
+                ids = input_ids[:, -out.logits.shape[1] :]  # logits_to_keep may keep only the last positions
+                allowed = self.allowed.to(out.logits.device)
+                state = torch.where(ids == open_id, 1, torch.where(torch.isin(ids, self.body_ids), 2, 0))
+                out.logits = out.logits + allowed[state]
+            return out
 
     torch.manual_seed(0)
     cfg = LlamaConfig(
@@ -347,17 +364,22 @@ def tool_calling_lm(tok: Any, probs: dict[int, float]) -> Any:
         mlp_bias=True,
         tie_word_embeddings=False,
         pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
+        eos_token_id=eos,
         bos_token_id=None,
     )
-    model = LlamaForCausalLM(cfg)
+    model = GrammarLlama(cfg)
+    allowed = torch.full((3, cfg.vocab_size), -1e4)
+    allowed[0, [open_id, eos]] = 0  # free text: open a call or end
+    allowed[1, bodies] = 0  # after <tool_call>: a call body
+    allowed[2, close_id] = 0  # after a body: </tool_call>
+    model.allowed, model.body_ids = allowed, torch.tensor(bodies)
     with torch.no_grad():
         u = torch.randn(cfg.hidden_size)
         u /= u.norm()
         model.model.layers[-1].mlp.down_proj.bias.copy_(50 * u)
         head = torch.zeros_like(model.lm_head.weight)
         scale = cfg.hidden_size**0.5  # RMSNorm turns 50u into sqrt(hidden) * u
-        for tid, p in probs.items():
+        for tid, p in {**probs, open_id: sum(probs[b] for b in bodies), close_id: 1.0}.items():
             head[tid] = (20 + torch.log(torch.tensor(p))) * u / scale
         model.lm_head.weight.copy_(head)
     return model
@@ -372,14 +394,14 @@ def test_grpo_smoke_run_on_cpu(tmp_path):
     factory = environment_factory(CORRIDOR, env_kwargs={"length": 3}, max_episode_steps=10, step_reward=step_hook_penny)
     moves = [("move", "right", 0.25), ("move", "left", 0.05), ("take", "key", 0.2), ("open", "door", 0.15)]
     moves.append(("open", "window", 0.05))  # refused by the env
-    calls = [
-        "<tool_call>\n" + json.dumps({"name": v, "arguments": {"argument": a}}) + "\n</tool_call>" for v, a, _ in moves
-    ]
+    calls = ["\n" + json.dumps({"name": v, "arguments": {"argument": a}}) + "\n" for v, a, _ in moves]  # call bodies
     probe = factory()
     corpus = [probe.reset(seed=0), *(call(probe, f"{v}[{a}]") for v, a, _ in moves)]
     tok = tool_call_tokenizer(calls, corpus)
     probs = {tok.eos_token_id: 0.3} | {tok.convert_tokens_to_ids(c): p for c, (_, _, p) in zip(calls, moves)}
-    model = tool_calling_lm(tok, probs)
+    model = tool_calling_lm(
+        tok, probs, tok.convert_tokens_to_ids("<tool_call>"), tok.convert_tokens_to_ids("</tool_call>")
+    )
 
     logged: list[dict[str, float]] = []
 
