@@ -68,6 +68,8 @@ class PerceptionConfig(Strict):
     task_template: str = _PERCEPTION.task_template
     turn_template: str = _PERCEPTION.turn_template
     compact_chars: int = Field(default=_PERCEPTION.compact_chars, ge=0)
+    # transcript: `compact` turns leave out what the prompt already holds (needs an adapter trained on them)
+    turn_style: Literal["full", "compact"] = cast(Literal["full", "compact"], _PERCEPTION.turn_style)
 
 
 class AgentConfig(Strict):

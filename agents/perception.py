@@ -13,6 +13,8 @@ turn rebuilt every step (task, memory, observation, actions), which shares littl
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +30,12 @@ DEFAULT_SYSTEM = (
 DEFAULT_USER = "Task: {instruction}\n\n{memory_block}Observation:\n{observation}\n\n{feedback_block}{actions_block}"
 DEFAULT_TASK = "Task: {instruction}"
 DEFAULT_TURN = "{memory_block}Observation:\n{observation}\n\n{feedback_block}{actions_block}"
+_CONCRETE = re.compile(r"(\w+)\[(.+)\]", re.DOTALL)
 LAYOUTS = ("transcript", "single")
+TURN_STYLES = ("full", "compact")
+UNCHANGED_TURN = "Unchanged: the same observation and actions as in the last turn.\n"
+TASK_MENTION = "(the task above)"
+NAMED_ON_PAGE = "<a name shown above>"
 
 
 @dataclass
@@ -43,10 +50,14 @@ class PerceptionConfig:
     task_template: str = DEFAULT_TASK  # `transcript`: appended to the system turn
     turn_template: str = DEFAULT_TURN  # `transcript`: each step's user turn
     compact_chars: int = 200  # `transcript`: observation kept in a compacted past turn
+    # `transcript`: `compact` does not repeat in a turn what the prompt already holds (see `compact_turn`)
+    turn_style: str = "full"
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
             raise ValueError(f"perception layout must be one of {', '.join(LAYOUTS)}; got {self.layout!r}")
+        if self.turn_style not in TURN_STYLES:
+            raise ValueError(f"perception turn_style must be one of {', '.join(TURN_STYLES)}; got {self.turn_style!r}")
 
 
 @dataclass
@@ -57,6 +68,33 @@ class Percept:
     cut: list[str] = field(default_factory=list)  # which parts were shortened
     turn: str = ""  # this step's user turn (`transcript` layout: becomes history once acted on)
     turn_tokens: int = 0  # its token count (the transcript reuses it rather than counting again)
+    view_key: str = ""  # digest of the raw observation and actions (`compact`: spots an unchanged view)
+
+
+def view_digest(observation: str, actions: list[str]) -> str:
+    return hashlib.blake2b("\x00".join([observation, *actions]).encode(), digest_size=12).hexdigest()
+
+
+def compact_turn(observation: str, instruction: str, actions: list[str]) -> tuple[str, list[str]]:
+    """The observation and action list without what the prompt already says, for any env.
+
+    The task is in the system turn, so an observation that quotes it refers to it instead; a concrete action
+    `verb[name]` whose name the observation shows is folded into one `verb[<a name shown above>]` line per verb
+    (when that is shorter)
+    (templates like `search[...]` and actions the page does not name stay listed). The brain still ranks every
+    available action; only the prompt is shorter (measured: bench/turn_rendering.py)."""
+    if len(instruction) > 20 and instruction in observation:
+        observation = observation.replace(instruction, TASK_MENTION)
+    low = observation.lower()
+    named: dict[str, list[str]] = {}
+    for a in actions:
+        m = _CONCRETE.fullmatch(a)
+        if m and m.group(2) != "..." and m.group(2).lower() in low:
+            named.setdefault(m.group(1), []).append(a)
+    lines = {verb: f"{verb}[{NAMED_ON_PAGE}]" for verb in named}
+    folded = {verb for verb, acts in named.items() if len(lines[verb]) < sum(len(a) + 3 for a in acts)}  # if shorter
+    fold = {a for verb in folded for a in named[verb]}
+    return observation, [lines[verb] for verb in named if verb in folded] + [a for a in actions if a not in fold]
 
 
 class Perception:
@@ -109,6 +147,13 @@ class Perception:
         room = max(64, c.budget_tokens - fixed)
 
         actions = list(action_templates or []) + list(available_actions or [])
+        view_key = ""
+        compact = c.layout == "transcript" and c.turn_style == "compact"
+        if compact:
+            view_key = view_digest(observation, actions)
+            if history is not None and history.last_view_key == view_key and not feedback and not memory_context:
+                return self._finish_transcript(system, system_tokens, UNCHANGED_TURN, [], history, view_key, "")
+            observation, actions = compact_turn(observation, instruction, actions)
         actions_block = ""
         if actions:
             listed = actions[: c.max_actions_listed]
@@ -132,21 +177,8 @@ class Perception:
             turn = c.turn_template.format(
                 memory_block=memory_block, observation=obs, feedback_block=feedback_block, actions_block=actions_block
             )
-            turn_tokens = self.count_tokens(turn)
-            used = system_tokens + turn_tokens
-            past: list[Message] = []
-            if history is not None:
-                if history.fit(max(0, c.budget_tokens - used)):
-                    cut.append("history")
-                past = history.messages()
-                used += history.tokens
-            return Percept(
-                messages=[{"role": "system", "content": system}, *past, {"role": "user", "content": turn}],
-                memory_context=memory_block and memory_context,
-                tokens=used,
-                cut=cut,
-                turn=turn,
-                turn_tokens=turn_tokens,
+            return self._finish_transcript(
+                system, system_tokens, turn, cut, history, view_key, memory_block and memory_context
             )
         user = c.user_template.format(
             instruction=instruction,
@@ -164,6 +196,34 @@ class Perception:
             cut=cut,
             turn=user,
             turn_tokens=user_tokens,
+        )
+
+    def _finish_transcript(
+        self,
+        system: str,
+        system_tokens: int,
+        turn: str,
+        cut: list[str],
+        history: Transcript | None,
+        view_key: str,
+        memory_context: str,
+    ) -> Percept:
+        turn_tokens = self.count_tokens(turn)
+        used = system_tokens + turn_tokens
+        past: list[Message] = []
+        if history is not None:
+            if history.fit(max(0, self.config.budget_tokens - used)):
+                cut.append("history")
+            past = history.messages()
+            used += history.tokens
+        return Percept(
+            messages=[{"role": "system", "content": system}, *past, {"role": "user", "content": turn}],
+            memory_context=memory_context,
+            tokens=used,
+            cut=cut,
+            turn=turn,
+            turn_tokens=turn_tokens,
+            view_key=view_key,
         )
 
 

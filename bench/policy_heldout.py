@@ -73,6 +73,13 @@ def main() -> None:
         metavar="NAME",
         help="serve policy NAME's adapter merged into the weights",
     )
+    ap.add_argument(
+        "--compact",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="policy NAME sees compact turns (agent.perception.turn_style=compact; its adapter trained on them)",
+    )
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "policy_heldout.json"))
     ap.add_argument(
         "--combine", nargs="+", metavar="DIR", help="merge <policy>-<env>.jsonl episode files; no new episodes"
@@ -90,7 +97,11 @@ def main() -> None:
         )
         for name, adapter in policies
     }
-    agents = {name: build_agent(brain, {}, None) for name, brain in brains.items()}
+    agents = {
+        name: build_agent(brain, {"perception": {"turn_style": "compact"}} if name in args.compact else {}, None)
+        for name, brain in brains.items()
+    }
+    evaluated: dict[tuple[str, str], int] = {}  # prompt tokens llama.cpp evaluated (after KV-cache reuse)
     out_json = Path(args.out).with_suffix(".json")  # --out name or name.json: episodes go to name/
     out_dir = out_json.with_suffix("")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -105,7 +116,10 @@ def main() -> None:
             files = {name: (out_dir / f"{name}-{env_name}.jsonl").open("w") for name in agents}
             for seed in range(args.first_seed, args.first_seed + n):
                 for name, agent in agents.items():
+                    before = brains[name].runtime.prompt_tokens_evaluated
                     rec = run_episode(env, agent, seed=seed)
+                    key = (name, env_name)
+                    evaluated[key] = evaluated.get(key, 0) + brains[name].runtime.prompt_tokens_evaluated - before
                     records.setdefault((name, env_name), []).append(rec)
                     files[name].write(rec.model_dump_json() + "\n")
                     files[name].flush()
@@ -115,7 +129,14 @@ def main() -> None:
             env.close()
 
     rows = [
-        {"env": env_name, "policy": name, "adapter": dict(policies)[name], **summarize(recs)}
+        {
+            "env": env_name,
+            "policy": name,
+            "adapter": dict(policies)[name],
+            "turn_style": "compact" if name in args.compact else "full",
+            **summarize(recs),
+            "evaluated_per_step": evaluated[(name, env_name)] / max(1, sum(len(r.steps) for r in recs)),
+        }
         for (name, env_name), recs in records.items()
     ]
     title = f"Held-out episodes, Gemma 3 270M (temperature {args.temperature}), seeds from {args.first_seed}"
@@ -126,7 +147,8 @@ def main() -> None:
 
 def print_rows(title: str, rows: list[dict[str, Any]]) -> None:
     table = Table(title=title)
-    for col in ("env", "policy", "episodes", "success", "mean score", "steps", "invalid", "step p50 s"):
+    cols = ("env", "policy", "episodes", "success", "mean score", "steps", "invalid", "step p50 s", "evaluated / step")
+    for col in cols:
         table.add_column(col, justify="left" if col in ("env", "policy") else "right")
     for row in rows:
         table.add_row(
@@ -138,6 +160,7 @@ def print_rows(title: str, rows: list[dict[str, Any]]) -> None:
             f"{row['mean_steps']:.1f}",
             f"{100 * row['invalid_rate']:.1f}%",
             f"{row['step_p50_s']:.2f}",
+            f"{row['evaluated_per_step']:.0f}" if "evaluated_per_step" in row else "",
         )
     Console().print(table)
 

@@ -72,3 +72,13 @@ def test_reflective_lessons_carry_across_episodes_and_resume(tmp_path):
     assert run(*args, "episodes=3", "resume=true").returncode == 0
     third = next(e for e in TrajectoryStore(out / "trajectories.jsonl").read() if e.seed == 2)
     assert third.steps[0].memory_context.count("worked in") + third.steps[0].memory_context.count("failed") >= 2
+
+
+def test_turn_style_from_the_command_line(tmp_path):
+    out = tmp_path / "run"
+    res = run(*CORRIDOR, "brain=scripted", "episodes=1", "agent.perception.turn_style=compact", f"out={out}")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert next(iter(TrajectoryStore(out / "trajectories.jsonl").read(strict=True))).outcome.success
+    bad = run(*CORRIDOR, "brain=scripted", "episodes=1", "agent.perception.turn_style=terse", f"out={tmp_path}/b")
+    assert bad.returncode == 2 and "turn_style" in bad.stderr and "compact" in bad.stderr
+    assert "Traceback" not in bad.stderr

@@ -80,3 +80,66 @@ def test_prompt_with_history_stays_within_budget():
 def test_low_water_validated():
     with pytest.raises(ValueError, match="low_water"):
         Transcript(approx_tokens, low_water=0.0)
+
+
+# ---------------------------------------------------------------- the `compact` turn style
+def _compact(**kw) -> Perception:
+    return Perception(PerceptionConfig(budget_tokens=4000, turn_style="compact", **kw))
+
+
+def test_compact_turn_folds_named_actions_and_refers_to_the_task():
+    task = "Find a red cotton shirt under 30 dollars, size medium."
+    obs = f"Instruction: {task}\n[Back to Search]\n[B01] Red cotton shirt $25\n[B02] Blue shirt $12"
+    actions = ["click[back to search]", "click[b01]", "click[b02]", "click[next >]"]
+    p = _compact().build(instruction=task, observation=obs, available_actions=actions, action_templates=["search[...]"])
+    turn = p.turn
+    assert task not in turn and "(the task above)" in turn  # stated once, in the system turn
+    assert task in p.messages[0]["content"]
+    # the three actions the page names become one line; the one it does not name stays listed, as do templates
+    assert "- click[<a name shown above>]" in turn and "- click[next >]" in turn and "- search[...]" in turn
+    assert "click[b01]" not in turn and "click[b02]" not in turn
+    full = Perception(PerceptionConfig(budget_tokens=4000)).build(
+        instruction=task, observation=obs, available_actions=actions, action_templates=["search[...]"]
+    )
+    assert approx_tokens(turn) < approx_tokens(full.turn)
+
+
+def test_compact_turn_says_unchanged_for_a_repeated_view_and_the_prompt_still_extends():
+    perception = _compact()
+    t = Transcript(approx_tokens)
+    kw = dict(instruction="Open the door.", observation="A room. A door.", available_actions=["open[door]", "wait"])
+    first = perception.build(**kw, history=t)
+    assert first.view_key and "A room. A door." in first.turn
+    t.add(first.turn, "Action: wait", kw["observation"], view_key=first.view_key)
+    again = perception.build(**kw, history=t)
+    assert again.turn.startswith("Unchanged") and again.view_key == first.view_key
+    assert again.messages[:-1] == [*first.messages[:-1], *t.messages()]  # the earlier prompt is its prefix
+    t.add(again.turn, "Action: wait", kw["observation"], view_key=again.view_key)
+    # a changed view is shown in full again; feedback on a rejected reply is never elided
+    moved = perception.build(**{**kw, "observation": "Another room."}, history=t)
+    assert "Another room." in moved.turn
+    fb = perception.build(**kw, history=t, feedback="not an action")
+    assert "not an action" in fb.turn and not fb.turn.startswith("Unchanged")
+    # the digest survives a checkpoint (long multi-agent runs restore transcripts)
+    restored = Transcript(approx_tokens)
+    restored.load_state(t.save_state())
+    assert restored.last_view_key == t.last_view_key and perception.build(**kw, history=restored).turn == again.turn
+
+
+def test_compact_episode_extends_each_prompt_and_is_never_longer():
+    def run(style: str):
+        env = gym.make(ENV_ID, length=8)
+        agent = Agent(ScriptedBrain(), Perception(PerceptionConfig(budget_tokens=4000, turn_style=style)))
+        return run_episode(env, agent, seed=0)
+
+    full, compact = run("full"), run("compact")
+    assert compact.outcome.success and [s.action for s in compact.steps] == [s.action for s in full.steps]
+    prompts = _prompts(compact)
+    for i in range(1, len(prompts)):
+        assert prompts[i].startswith(prompts[i - 1] + f"{compact.steps[i - 1].raw_output}<end_of_turn>\n")
+    assert len(prompts[-1]) <= len(_prompts(full)[-1])  # never longer (shorter where views repeat: above)
+
+
+def test_turn_style_validated():
+    with pytest.raises(ValueError, match="turn_style must be one of full, compact"):
+        PerceptionConfig(turn_style="terse")

@@ -76,7 +76,10 @@ ADAPTER_DIR = Path(__file__).parent / "adapters"
 KNOWN_ADAPTERS = {
     "agentsim-sft": ("gemma3-270m", "LoRA behaviour-cloned on WebShop + fault-tree expert trajectories"),
     "agentsim-evol1": ("gemma3-270m", "agentsim-sft after one AgentEvol round (better on WebShop, not fault trees)"),
+    "agentsim-compact": ("gemma3-270m", "LoRA behaviour-cloned like agentsim-sft, on compact turns"),
 }
+# the prompt turns each shipped adapter was trained on (`agent.perception.turn_style`); not listed = full
+ADAPTER_TURN_STYLES = {"agentsim-compact": "compact"}
 AUTO = "auto"
 DEFAULT_ADAPTER = "agentsim-sft"
 # `brain.adapter=auto`: the shipped adapter measured best on an env's held-out goals (docs/policy.md, Results);
@@ -84,10 +87,25 @@ DEFAULT_ADAPTER = "agentsim-sft"
 ENV_ADAPTERS = {"webshop": "agentsim-evol1"}
 
 
-def adapter_for_env(adapter: str | None, env: str | None) -> str | None:
-    """Resolve `brain.adapter=auto` for the env the brain will act in (its short name); other values pass through."""
+# `brain.adapter=auto` under `agent.perception.turn_style=compact`: the adapter trained on compact turns
+COMPACT_ADAPTER = "agentsim-compact"
+
+
+def adapter_for_env(adapter: str | None, env: str | None, turn_style: str = "full") -> str | None:
+    """Resolve `brain.adapter=auto` for the env the brain will act in (its short name) and the prompt turns it
+    will read; other values pass through (a shipped adapter read with other turns gets a warning)."""
     if adapter != AUTO:
+        if adapter in KNOWN_ADAPTERS and ADAPTER_TURN_STYLES.get(adapter, "full") != turn_style:
+            log.warning(
+                "adapter %s was trained on %s turns but the agent reads %s turns (agent.perception.turn_style): "
+                "it will pick worse actions; use brain.adapter=auto",
+                adapter,
+                ADAPTER_TURN_STYLES.get(adapter, "full"),
+                turn_style,
+            )
         return adapter
+    if turn_style == "compact":
+        return COMPACT_ADAPTER
     return ENV_ADAPTERS.get(env or "", DEFAULT_ADAPTER)
 
 

@@ -47,7 +47,11 @@ class EpisodeWorker:
     def __init__(self, cfg: RunConfig, brain: Brain | None = None, chash: str | None = None) -> None:
         self.cfg = cfg
         self.env_name = env_name_of(cfg)
-        self.brain = brain if brain is not None else build_brain(cfg.brain, env=self.env_name)
+        self.brain = (
+            brain
+            if brain is not None
+            else build_brain(cfg.brain, env=self.env_name, turn_style=cfg.agent.perception.turn_style)
+        )
         adapter = getattr(self.brain, "adapter", None)
         self.adapter: str | None = Path(adapter).stem if adapter else None  # the LoRA file's name, e.g. agentsim-sft
         self.config_hash = chash or config_hash(cfg.model_dump(mode="json"))

@@ -128,7 +128,9 @@ class Agent:
         self._pending = None
         if action is not None and decided != action:  # acted on another decision (e.g. a search picked it)
             reply = f"{CHOOSE_PREFIX}{action}"
-        self.transcript.add(percept.turn, reply, observation, user_tokens=percept.turn_tokens)
+        self.transcript.add(
+            percept.turn, reply, observation, user_tokens=percept.turn_tokens, view_key=percept.view_key
+        )
 
     def save_state(self) -> dict[str, Any]:
         """The episode state between steps as plain data (memory excluded: it has its own `save_state`)."""

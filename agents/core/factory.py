@@ -41,14 +41,15 @@ def make_env(env_cfg: EnvConfig | dict[str, Any], max_episode_steps: int | None 
         raise ConfigError(f"bad env.kwargs for {env_id!r}: {e}") from e
 
 
-def build_brain(brain_cfg: BrainConfig | dict[str, Any], env: str | None = None) -> Brain:
+def build_brain(brain_cfg: BrainConfig | dict[str, Any], env: str | None = None, turn_style: str = "full") -> Brain:
     """The configured brain; an unknown option names the brain and the option.
 
-    `env`: the short name of the env the brain will act in, so `adapter=auto` picks that env's best adapter."""
+    `env`: the short name of the env the brain will act in, and `turn_style` the prompt turns its agent builds
+    (`agent.perception.turn_style`), so `adapter=auto` picks the adapter measured best for them."""
     cfg: BrainConfig = brain_cfg if isinstance(brain_cfg, BrainConfig) else BrainConfig.model_validate(dict(brain_cfg))
     name, options = cfg.name, cfg.options
     if "adapter" in options:
-        options["adapter"] = adapter_for_env(options["adapter"], env)
+        options["adapter"] = adapter_for_env(options["adapter"], env, turn_style)
     try:
         return make_brain(name, **options)
     except TypeError as e:

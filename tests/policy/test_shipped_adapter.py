@@ -57,3 +57,31 @@ def test_the_run_worker_serves_the_envs_adapter_and_records_it():
         cfg = validate_config(RunConfig, {"env": {"name": env, "id": env}, "brain": brain, "out": "unused"})
         worker = EpisodeWorker(cfg)
         assert worker.brain.adapter == str(ADAPTER_DIR / f"{expected}.gguf") and worker.adapter == expected
+
+
+def test_auto_follows_the_turn_style_and_a_mismatch_is_warned(caplog):
+    """Adapters learn the prompt turns they were trained on; compact turns get the adapter trained on them."""
+    from agents.brains.model_files import ADAPTER_TURN_STYLES, AUTO, COMPACT_ADAPTER, adapter_for_env
+
+    assert ADAPTER_TURN_STYLES[COMPACT_ADAPTER] == "compact" and COMPACT_ADAPTER in KNOWN_ADAPTERS
+    for env in ("webshop", "faulttree", None):
+        assert adapter_for_env(AUTO, env, "compact") == COMPACT_ADAPTER
+    with caplog.at_level(logging.WARNING):
+        assert adapter_for_env("agentsim-sft", "webshop", "full") == "agentsim-sft"
+        assert not caplog.text
+        assert adapter_for_env("agentsim-sft", "webshop", "compact") == "agentsim-sft"  # kept, but warned
+    assert "trained on full turns but the agent reads compact turns" in caplog.text
+
+
+def test_the_run_worker_serves_the_compact_adapter_for_compact_turns():
+    from agents.collect.worker import EpisodeWorker
+    from agents.config import RunConfig, validate_config
+
+    raw = {
+        "env": {"name": "webshop", "id": "webshop"},
+        "brain": {"name": "local", "adapter": "auto", "n_ctx": 512, "n_seq": 2},
+        "agent": {"perception": {"turn_style": "compact"}},
+        "out": "unused",
+    }
+    worker = EpisodeWorker(validate_config(RunConfig, raw))
+    assert worker.adapter == "agentsim-compact"
