@@ -94,6 +94,12 @@ def main() -> None:
     ap.add_argument("--max-updates", type=int, default=None, help="cap on optimiser updates (default: one epoch)")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (1 on a busy machine)")
     ap.add_argument("--lr", type=float, default=2e-4)
+    ap.add_argument(
+        "--turn-style",
+        choices=["full", "compact"],
+        default="full",
+        help="the prompt turns explored with (agent.perception.turn_style): the start adapter's and the expert data's",
+    )
     ap.add_argument("--out", default="runs/evol")
     ap.add_argument("--results", default=str(ROOT / "bench" / "results" / "policy_evol.json"))
     args = ap.parse_args()
@@ -113,6 +119,7 @@ def main() -> None:
                 {
                     "env": ENVS.get(env, {"name": env, "id": env}),
                     "brain": {"name": "local", "adapter": str(gguf), "temperature": args.temperature},
+                    "agent": {"perception": {"turn_style": args.turn_style}},
                     "episodes": args.explore,
                     "seed": args.seed_base + (r - 1) * args.explore,
                     "concurrency": args.concurrency,
@@ -160,6 +167,7 @@ def main() -> None:
                 "explored": explored,
                 "min_reward": args.min_reward,
                 "temperature": args.temperature,
+                "turn_style": args.turn_style,
                 "explore_seconds": t_explore,
                 "train_seconds": time.perf_counter() - t0 - t_explore,
                 "history": history,

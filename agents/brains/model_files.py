@@ -93,20 +93,27 @@ COMPACT_ADAPTER = "agentsim-compact"
 
 def adapter_for_env(adapter: str | None, env: str | None, turn_style: str = "full") -> str | None:
     """Resolve `brain.adapter=auto` for the env the brain will act in (its short name) and the prompt turns it
-    will read; other values pass through (a shipped adapter read with other turns gets a warning)."""
+    will read (`agent.perception.turn_style`); other values pass through."""
     if adapter != AUTO:
-        if adapter in KNOWN_ADAPTERS and ADAPTER_TURN_STYLES.get(adapter, "full") != turn_style:
-            log.warning(
-                "adapter %s was trained on %s turns but the agent reads %s turns (agent.perception.turn_style): "
-                "it will pick worse actions; use brain.adapter=auto",
-                adapter,
-                ADAPTER_TURN_STYLES.get(adapter, "full"),
-                turn_style,
-            )
         return adapter
     if turn_style == "compact":
         return COMPACT_ADAPTER
     return ENV_ADAPTERS.get(env or "", DEFAULT_ADAPTER)
+
+
+def warn_turn_style_mismatch(adapter: str | None, turn_style: str) -> bool:
+    """Warn (and say True) when a shipped adapter will read prompt turns other than those it was trained on."""
+    trained = ADAPTER_TURN_STYLES.get(adapter or "", "full")
+    if adapter not in KNOWN_ADAPTERS or trained == turn_style:
+        return False
+    log.warning(
+        "adapter %s was trained on %s turns but the agent reads %s turns (agent.perception.turn_style): "
+        "it will pick worse actions; use brain.adapter=auto",
+        adapter,
+        trained,
+        turn_style,
+    )
+    return True
 
 
 def adapter_path(adapter: str | None, model: str) -> str | None:

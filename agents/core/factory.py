@@ -11,7 +11,7 @@ import gymnasium as gym
 import envs  # noqa: F401  (registers the project's envs)
 import envs.registry
 from agents.brains.base import Brain, writes_text
-from agents.brains.model_files import adapter_for_env
+from agents.brains.model_files import adapter_for_env, warn_turn_style_mismatch
 from agents.brains.registry import make_brain
 from agents.config import AgentConfig, BrainConfig, ConfigError, EnvConfig, MemoryConfig, validate_config
 from agents.core.agent import Agent
@@ -50,6 +50,7 @@ def build_brain(brain_cfg: BrainConfig | dict[str, Any], env: str | None = None,
     name, options = cfg.name, cfg.options
     if "adapter" in options:
         options["adapter"] = adapter_for_env(options["adapter"], env, turn_style)
+        warn_turn_style_mismatch(options["adapter"], turn_style)
     try:
         return make_brain(name, **options)
     except TypeError as e:

@@ -61,15 +61,22 @@ def test_the_run_worker_serves_the_envs_adapter_and_records_it():
 
 def test_auto_follows_the_turn_style_and_a_mismatch_is_warned(caplog):
     """Adapters learn the prompt turns they were trained on; compact turns get the adapter trained on them."""
-    from agents.brains.model_files import ADAPTER_TURN_STYLES, AUTO, COMPACT_ADAPTER, adapter_for_env
+    from agents.brains.model_files import (
+        ADAPTER_TURN_STYLES,
+        AUTO,
+        COMPACT_ADAPTER,
+        adapter_for_env,
+        warn_turn_style_mismatch,
+    )
 
     assert ADAPTER_TURN_STYLES[COMPACT_ADAPTER] == "compact" and COMPACT_ADAPTER in KNOWN_ADAPTERS
     for env in ("webshop", "faulttree", None):
         assert adapter_for_env(AUTO, env, "compact") == COMPACT_ADAPTER
+    assert adapter_for_env("agentsim-sft", "webshop", "compact") == "agentsim-sft"  # an explicit choice is kept
     with caplog.at_level(logging.WARNING):
-        assert adapter_for_env("agentsim-sft", "webshop", "full") == "agentsim-sft"
-        assert not caplog.text
-        assert adapter_for_env("agentsim-sft", "webshop", "compact") == "agentsim-sft"  # kept, but warned
+        assert not warn_turn_style_mismatch("agentsim-sft", "full") and not caplog.text
+        assert not warn_turn_style_mismatch("/my/adapter.gguf", "compact")  # unknown training: no claim
+        assert warn_turn_style_mismatch("agentsim-sft", "compact")
     assert "trained on full turns but the agent reads compact turns" in caplog.text
 
 
