@@ -78,11 +78,10 @@ def view_digest(observation: str, actions: list[str]) -> str:
 def compact_turn(observation: str, instruction: str, actions: list[str]) -> tuple[str, list[str]]:
     """The observation and action list without what the prompt already says, for any env.
 
-    The task is in the system turn, so an observation that quotes it refers to it instead; a concrete action
-    `verb[name]` whose name the observation shows is folded into one `verb[<a name shown above>]` line per verb
-    (when that is shorter)
-    (templates like `search[...]` and actions the page does not name stay listed). The brain still ranks every
-    available action; only the prompt is shorter (measured: bench/turn_rendering.py)."""
+    The task is in the system turn, so an observation that quotes it refers to it instead. Concrete actions
+    `verb[name]` whose name the observation shows are folded into one `verb[<a name shown above>]` line per verb,
+    when that line is shorter than theirs; templates like `search[...]` and actions the page does not name stay
+    listed. The brain still ranks every available action: only the prompt is shorter (docs/policy.md)."""
     if len(instruction) > 20 and instruction in observation:
         observation = observation.replace(instruction, TASK_MENTION)
     low = observation.lower()
@@ -148,8 +147,7 @@ class Perception:
 
         actions = list(action_templates or []) + list(available_actions or [])
         view_key = ""
-        compact = c.layout == "transcript" and c.turn_style == "compact"
-        if compact:
+        if c.layout == "transcript" and c.turn_style == "compact":
             view_key = view_digest(observation, actions)
             if history is not None and history.last_view_key == view_key and not feedback and not memory_context:
                 return self._finish_transcript(system, system_tokens, UNCHANGED_TURN, [], history, view_key, "")

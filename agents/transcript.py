@@ -28,7 +28,6 @@ class Turn:
     tokens: int  # of `user` + `assistant` (full form)
     short_tokens: int  # of `short_user` + `assistant`
     compacted: bool = False
-    view_key: str = ""  # digest of the raw view this turn showed (perception's `compact` turn style)
 
     @property
     def cost(self) -> int:
@@ -47,13 +46,15 @@ class Transcript:
         self.turns: list[Turn] = []
         self.dropped = 0  # oldest turns no longer shown at all
         self.first_dropped = False
-        self._last_view_key = ""
+        self.last_view_key = (
+            ""  # digest of the last step's raw view (perception's `compact` turns); outlives compaction
+        )
 
     def clear(self) -> None:
         self.turns.clear()
         self.dropped = 0
         self.first_dropped = False
-        self._last_view_key = ""
+        self.last_view_key = ""
 
     def add(
         self, user: str, assistant: str, observation: str, user_tokens: int | None = None, view_key: str = ""
@@ -72,15 +73,9 @@ class Transcript:
                 short_user=short,
                 tokens=(self.count_tokens(user) if user_tokens is None else user_tokens) + reply_tokens + 8,
                 short_tokens=self.count_tokens(short) + reply_tokens + 8,
-                view_key=view_key,
             )
         )
-        self._last_view_key = view_key
-
-    @property
-    def last_view_key(self) -> str:
-        """The last step's view digest (kept when that turn is compacted or dropped; '' after `clear`)."""
-        return self._last_view_key
+        self.last_view_key = view_key
 
     @property
     def tokens(self) -> int:
@@ -114,13 +109,13 @@ class Transcript:
             "turns": [asdict(t) for t in self.turns],
             "dropped": self.dropped,
             "first_dropped": self.first_dropped,
-            "last_view_key": self._last_view_key,
+            "last_view_key": self.last_view_key,
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
         self.turns = [Turn(**t) for t in state["turns"]]
         self.dropped, self.first_dropped = int(state["dropped"]), bool(state["first_dropped"])
-        self._last_view_key = str(state.get("last_view_key", ""))
+        self.last_view_key = str(state.get("last_view_key", ""))
 
     def messages(self) -> list[Message]:
         """The shown turns as alternating user / assistant messages."""

@@ -120,7 +120,7 @@ def main() -> None:
                     rec = run_episode(env, agent, seed=seed)
                     key = (name, env_name)
                     evaluated[key] = evaluated.get(key, 0) + brains[name].runtime.prompt_tokens_evaluated - before
-                    records.setdefault((name, env_name), []).append(rec)
+                    records.setdefault(key, []).append(rec)
                     files[name].write(rec.model_dump_json() + "\n")
                     files[name].flush()
                     bar.advance(task)
