@@ -46,9 +46,8 @@ class Transcript:
         self.turns: list[Turn] = []
         self.dropped = 0  # oldest turns no longer shown at all
         self.first_dropped = False
-        self.last_view_key = (
-            ""  # digest of the last step's raw view (perception's `compact` turns); outlives compaction
-        )
+        # digest of the last step's raw view (perception's `compact` turns); outlives compaction
+        self.last_view_key = ""
 
     def clear(self) -> None:
         self.turns.clear()
