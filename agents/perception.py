@@ -75,16 +75,17 @@ def view_digest(observation: str, actions: list[str]) -> str:
     return hashlib.blake2b("\x00".join([observation, *actions]).encode(), digest_size=12).hexdigest()
 
 
-def compact_turn(observation: str, instruction: str, actions: list[str]) -> tuple[str, list[str]]:
+def compact_turn(observation: str, instruction: str, actions: list[str], shown: str = "") -> tuple[str, list[str]]:
     """The observation and action list without what the prompt already says, for any env.
 
     The task is in the system turn, so an observation that quotes it refers to it instead. Concrete actions
-    `verb[name]` whose name the observation shows are folded into one `verb[<a name shown above>]` line per verb,
-    when that line is shorter than theirs; templates like `search[...]` and actions the page does not name stay
-    listed. The brain still ranks every available action: only the prompt is shorter (docs/policy.md)."""
+    `verb[name]` whose name the observation or `shown` names (the past observations the prompt still holds, such
+    as a fault tree stated once at the start) fold into one `verb[<a name shown above>]` line per verb, when that
+    line is shorter than theirs; templates like `search[...]` and actions nothing above names stay listed. The
+    brain still ranks every available action: only the prompt is shorter (docs/policy.md)."""
     if len(instruction) > 20 and instruction in observation:
         observation = observation.replace(instruction, TASK_MENTION)
-    low = observation.lower()
+    low = f"{shown}\n{observation}".lower()
     named: dict[str, list[str]] = {}
     for a in actions:
         m = _CONCRETE.fullmatch(a)
@@ -151,7 +152,8 @@ class Perception:
             view_key = view_digest(observation, actions)
             if history is not None and history.last_view_key == view_key and not feedback and not memory_context:
                 return self._finish_transcript(system, system_tokens, UNCHANGED_TURN, [], history, view_key, "")
-            observation, actions = compact_turn(observation, instruction, actions)
+            shown = history.shown_observations() if history is not None else ""
+            observation, actions = compact_turn(observation, instruction, actions, shown)
         actions_block = ""
         if actions:
             listed = actions[: c.max_actions_listed]

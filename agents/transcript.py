@@ -28,6 +28,7 @@ class Turn:
     tokens: int  # of `user` + `assistant` (full form)
     short_tokens: int  # of `short_user` + `assistant`
     compacted: bool = False
+    observation: str = ""  # the raw observation (perception's `compact` turns fold what it names)
 
     @property
     def cost(self) -> int:
@@ -72,6 +73,7 @@ class Transcript:
                 short_user=short,
                 tokens=(self.count_tokens(user) if user_tokens is None else user_tokens) + reply_tokens + 8,
                 short_tokens=self.count_tokens(short) + reply_tokens + 8,
+                observation=observation,
             )
         )
         self.last_view_key = view_key
@@ -115,6 +117,11 @@ class Transcript:
         self.turns = [Turn(**t) for t in state["turns"]]
         self.dropped, self.first_dropped = int(state["dropped"]), bool(state["first_dropped"])
         self.last_view_key = str(state.get("last_view_key", ""))
+
+    def shown_observations(self) -> str:
+        """The observations the shown turns hold, as shown (a compacted turn's cut short), not their action lists."""
+        cut = self.compact_chars
+        return "\n".join(t.observation[:cut] if t.compacted else t.observation for t in self.turns)
 
     def messages(self) -> list[Message]:
         """The shown turns as alternating user / assistant messages."""

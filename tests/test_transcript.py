@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import pytest
 
@@ -138,6 +140,26 @@ def test_compact_episode_extends_each_prompt_and_is_never_longer():
     for i in range(1, len(prompts)):
         assert prompts[i].startswith(prompts[i - 1] + f"{compact.steps[i - 1].raw_output}<end_of_turn>\n")
     assert len(prompts[-1]) <= len(_prompts(full)[-1])  # never longer (shorter where views repeat: above)
+
+
+def test_compact_turn_folds_actions_named_in_an_earlier_turn_on_fault_trees():
+    """The fault tree is stated once, in the first turn; later turns' check lists name its nodes."""
+    import envs  # noqa: F401  (registers the envs)
+
+    def run(style: str):
+        env = gym.make("agentsim/FaultTree-v0", split="train")
+        agent = Agent(ScriptedBrain(), Perception(PerceptionConfig(budget_tokens=4000, turn_style=style)))
+        return run_episode(env, agent, seed=0)
+
+    full, compact = run("full"), run("compact")
+    assert [s.action for s in compact.steps] == [s.action for s in full.steps]  # the prompt changed, not the policy
+    later = [s.messages[-1]["content"] for s in compact.steps[1:]]
+    assert len(later) >= 2
+    for turn in later:  # every node the tree names folds into one line; nothing of the tree is repeated
+        assert "- check[<a name shown above>]" in turn
+        assert not re.search(r"- check\[(?!<a name shown above>|\.\.\.)", turn)
+    full_later = sum(approx_tokens(s.messages[-1]["content"]) for s in full.steps[1:])
+    assert sum(approx_tokens(t) for t in later) * 3 < full_later
 
 
 def test_turn_style_validated():
