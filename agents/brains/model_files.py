@@ -76,7 +76,7 @@ ADAPTER_DIR = Path(__file__).parent / "adapters"
 KNOWN_ADAPTERS = {
     "agentsim-sft": ("gemma3-270m", "LoRA behaviour-cloned on WebShop + fault-tree expert trajectories"),
     "agentsim-evol1": ("gemma3-270m", "agentsim-sft after one AgentEvol round (better on WebShop, not fault trees)"),
-    "agentsim-compact": ("gemma3-270m", "LoRA behaviour-cloned like agentsim-sft, on compact turns"),
+    "agentsim-compact": ("gemma3-270m", "LoRA cloned on compact-turn expert data + a round distilled from evol1"),
 }
 # the prompt turns each shipped adapter was trained on (`agent.perception.turn_style`); not listed = full
 ADAPTER_TURN_STYLES = {"agentsim-compact": "compact"}
