@@ -15,7 +15,6 @@ import json
 import statistics
 import sys
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -29,11 +28,8 @@ from agents.brains.scripted import ScriptedBrain  # noqa: E402
 from agents.core import run_episode  # noqa: E402
 from agents.core.factory import build_agent, make_env  # noqa: E402
 from agents.policy.hf_model import inference_tokenizer  # noqa: E402
+from bench.policy_heldout import ENVS  # noqa: E402  (the held-out settings: same envs, splits, step limits)
 
-ENVS: dict[str, dict[str, Any]] = {  # bench/policy_heldout.py's settings
-    "webshop": {"name": "webshop", "id": "agentsim/WebShop-v0", "max_steps": 15, "kwargs": {"split": "test"}},
-    "faulttree": {"name": "faulttree", "id": "agentsim/FaultTree-v0", "max_steps": 40, "kwargs": {"split": "test"}},
-}
 STYLES = ("full", "compact")
 
 

@@ -83,15 +83,14 @@ def rerender(
             ):
                 report.filtered += 1
                 continue
-            actions = [s.action for s in old.steps]
-            if any(a is None for a in actions):  # a reply that named no action: nothing to replay it with
+            actions = [s.action for s in old.steps if s.action is not None]
+            if len(actions) < len(old.steps):  # a reply that named no action: nothing to replay it with
                 report.not_reproduced.append(old.episode_id)
                 continue
             key = (old.env_id, repr(sorted(old.env_kwargs.items())))
             if key not in envs:
                 envs[key] = make_env({"name": old.env, "id": old.env_id, "kwargs": old.env_kwargs}, 10_000)
-            brain = ReplayBrain([a for a in actions if a is not None])
-            agent = build_agent(brain, agent_cfg, None)
+            agent = build_agent(ReplayBrain(actions), agent_cfg, None)
             try:
                 new = run_episode(
                     envs[key],
@@ -101,6 +100,7 @@ def rerender(
                     env_name=old.env,
                     env_kwargs=old.env_kwargs,
                     episode_id=old.episode_id,
+                    reset_options=old.meta.get("reset_options"),  # as agents.policy.evidence replays
                 )
             except BrainError as e:
                 log.warning("episode %s: %s", old.episode_id, e)
