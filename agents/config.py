@@ -23,6 +23,7 @@ _AGENT = {k: p.default for k, p in inspect.signature(Agent).parameters.items()} 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 # memories that learn across episodes; their state passes from episode to episode unless carry_memory=false
 CROSS_EPISODE_MEMORIES = ("reflective", "facts")
+IN_PROCESS_BRAINS = ("local",)  # brains whose model runs in this process, on its cores
 SEED_MAX = 2**32 - 1  # numpy's SeedSequence and Gymnasium accept 0 .. 2**32-1 for a plain int seed
 
 
@@ -163,6 +164,11 @@ class RunConfig(Strict):
         return v
 
     @property
+    def lanes(self) -> int:
+        """Episodes in flight."""
+        return self.concurrency
+
+    @property
     def steps_limit(self) -> int:
         """The step limit in force: max_steps, else the env preset's."""
         return self.max_steps or self.env.max_steps
@@ -186,13 +192,25 @@ class CollectConfig(RunConfig):
     """`python -m agents.collect`: the same engine with collection defaults (many lanes, resume, executors)."""
 
     episodes: int = Field(default=100, ge=1)
-    concurrency: int = Field(default=8, ge=1)  # episodes in flight, all executors together
+    # episodes in flight, all executors together; 0 = auto (`lanes`): one per in-process model, else 8
+    concurrency: int = Field(default=0, ge=0)
     resume: bool = True  # rerunning the same command finishes the collection
     executor: Literal["local", "ray"] = "local"
     workers: int = Field(default=2, ge=1)  # executor=ray: Ray actors, each with its own brain
     ray_address: str | None = None  # null starts a local Ray; "auto" or ray://host:10001 joins a cluster
     ray_num_cpus: float = Field(default=1.0, gt=0)  # CPUs reserved per actor
     max_failures: int | None = Field(default=100, ge=0)  # stop scheduling once more episodes than this failed
+
+    @property
+    def lanes(self) -> int:
+        """Episodes in flight. Auto: one per in-process model (`brain=local`: the model is compute-bound on the
+        cores, and episodes in flight evict each other's cached prompt or, in KV slots, lengthen every decode's
+        attention; bench/unified_kv_cost.py), else 8 (a remote model or a cheap brain, where lanes overlap waits)."""
+        if self.concurrency:
+            return self.concurrency
+        if self.brain.name in IN_PROCESS_BRAINS:
+            return self.workers if self.executor == "ray" else 1
+        return 8
 
 
 # keys set in YAML (groups, interpolations, Hydra's own) rather than by the models' defaults

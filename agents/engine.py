@@ -24,7 +24,7 @@ from agents.collect.plan import check_manifest, make_plan
 from agents.collect.progress import CollectProgress
 from agents.collect.sink import Sink
 from agents.collect.worker import EpisodeWorker
-from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
+from agents.config import IN_PROCESS_BRAINS, CollectConfig, ConfigError, RunConfig, validate_config
 from agents.trajectories.schema import EpisodeRecord
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
 from agents.trajectories.summary import RunSummary, summarize
@@ -86,6 +86,14 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     if plan.done:
         log.info("resuming: %d of %d episodes already in %s", plan.done, len(plan.seeds), store.path)
     worker: EpisodeWorker | None = None
+    if executor == "local" and cfg.brain.name in IN_PROCESS_BRAINS and cfg.lanes > 1:
+        log.warning(
+            "concurrency=%d with brain=%s: the episodes share one in-process model and its cores, so more than one "
+            "in flight only slows each step (their prompts evict each other's KV cache, or lengthen every decode's "
+            "attention in KV slots); concurrency=1 is faster here",
+            cfg.lanes,
+            cfg.brain.name,
+        )
     if executor == "local":
         worker = EpisodeWorker(cfg, chash=plan.config_hash)
         worker.check()  # fail fast on a bad brain, env or memory state, before the progress bar
@@ -99,12 +107,12 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
         if plan.todo and worker is not None:
             from agents.collect.local import run_local
 
-            asyncio.run(run_local(worker, plan.todo, cfg.concurrency, sink))
+            asyncio.run(run_local(worker, plan.todo, cfg.lanes, sink))
         elif plan.todo:
             from agents.collect.ray_executor import run_ray
 
             assert isinstance(cfg, CollectConfig)
-            run_ray(cfg, plan.config_hash, plan.todo, cfg.concurrency, sink)
+            run_ray(cfg, plan.config_hash, plan.todo, cfg.lanes, sink)
     wall = progress.elapsed
     episodes = [ep for ep in store.read() if ep.episode_id in plan.wanted_ids]
     result = EngineResult(
@@ -123,7 +131,7 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     report(
         console,
         result,
-        f"{title} ({model}{' + ' + adapter if adapter else ''}, concurrency {cfg.concurrency})",
+        f"{title} ({model}{' + ' + adapter if adapter else ''}, concurrency {cfg.lanes})",
         out,
         "collection" if isinstance(cfg, CollectConfig) else "run",
     )

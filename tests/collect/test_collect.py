@@ -8,6 +8,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from agents.collect.failures import FailureLog
 from agents.trajectories import TrajectoryStore
 from tests.collect.conftest import ROOT, collect_cmd, run_collect, stored_ids, summary
@@ -114,3 +116,21 @@ def test_summary_adapter_comes_from_the_episodes_when_no_local_worker_built_the_
     assert recorded_adapter([ep("agentsim-evol1"), ep("agentsim-evol1")]) == "agentsim-evol1"
     assert recorded_adapter([ep("agentsim-sft"), ep("agentsim-evol1"), ep(None)]) == "agentsim-evol1, agentsim-sft"
     assert recorded_adapter([ep(None)]) is None and recorded_adapter([]) is None
+
+
+def test_concurrency_auto_runs_one_episode_per_in_process_model():
+    """Collection's default lanes: one per in-process model (brain=local shares the cores; measured 2.2x slower at 8
+    lanes), 8 for a cheap or remote brain; an explicit value always wins."""
+    from agents.config import CollectConfig, ConfigError, validate_config
+
+    def lanes(*brain_and_more: tuple[str, object]) -> int:
+        cfg = {"env": {"id": "Corridor-v0"}, "out": "x", **dict(brain_and_more)}
+        return validate_config(CollectConfig, cfg).lanes
+
+    assert lanes(("brain", {"name": "local"})) == 1
+    assert lanes(("brain", {"name": "local"}), ("executor", "ray"), ("workers", 3)) == 3
+    assert lanes(("brain", {"name": "scripted"})) == 8
+    assert lanes(("brain", {"name": "openai"})) == 8
+    assert lanes(("brain", {"name": "local"}), ("concurrency", 4)) == 4
+    with pytest.raises(ConfigError, match="concurrency"):
+        lanes(("brain", {"name": "local"}), ("concurrency", -1))
