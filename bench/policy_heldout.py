@@ -80,6 +80,13 @@ def main() -> None:
         metavar="NAME",
         help="policy NAME sees compact turns (agent.perception.turn_style=compact; its adapter trained on them)",
     )
+    ap.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="NAME=TOKENS",
+        help="policy NAME's prompt budget (agent.perception.budget_tokens; e.g. keep a fault tree whole)",
+    )
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "policy_heldout.json"))
     ap.add_argument(
         "--combine", nargs="+", metavar="DIR", help="merge <policy>-<env>.jsonl episode files; no new episodes"
@@ -97,8 +104,19 @@ def main() -> None:
         )
         for name, adapter in policies
     }
+    budgets = {name: int(tokens) for name, tokens in (b.split("=", 1) for b in args.budget)}
+    unknown = set(budgets) - set(brains)
+    if unknown:
+        ap.error(f"--budget names {sorted(unknown)}, not a --policy")
+
+    def perception(name: str) -> dict[str, Any]:
+        p: dict[str, Any] = {"turn_style": "compact"} if name in args.compact else {}
+        if name in budgets:
+            p["budget_tokens"] = budgets[name]
+        return p
+
     agents = {
-        name: build_agent(brain, {"perception": {"turn_style": "compact"}} if name in args.compact else {}, None)
+        name: build_agent(brain, {"perception": perception(name)} if perception(name) else {}, None)
         for name, brain in brains.items()
     }
     evaluated: dict[tuple[str, str], int] = {}  # prompt tokens llama.cpp evaluated (after KV-cache reuse)
@@ -134,6 +152,7 @@ def main() -> None:
             "policy": name,
             "adapter": dict(policies)[name],
             "turn_style": "compact" if name in args.compact else "full",
+            "budget_tokens": budgets.get(name),
             **summarize(recs),
             "evaluated_per_step": evaluated[(name, env_name)] / max(1, sum(len(r.steps) for r in recs)),
         }

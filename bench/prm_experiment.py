@@ -940,7 +940,9 @@ def main() -> None:
         stage_search(args, work, "td", budgets, args.methods.split(","))
         result["search_td"] = stage_search(args, work, "td", [1], ["single"])  # (cached) + one policy sample
         if not args.skip_mc:
-            result["search_mc"] = stage_search(args, work, "mc", mc_budgets, ["bon", "beam"])
+            # TD vs MC on the same searches: Best-of-N and the run's beams (the plain one, and any with a prior)
+            beams = [m for m in args.methods.split(",") if m.startswith("beam")] or ["beam"]
+            result["search_mc"] = stage_search(args, work, "mc", mc_budgets, ["bon", *beams])
         result["siblings_td"] = stage_siblings(args, work, "td", args.sibling_goals)
         if args.sibling_train_goals:
             result["siblings_td_train_goals"] = stage_siblings(
