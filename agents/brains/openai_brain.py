@@ -21,7 +21,6 @@ import time
 from typing import Any
 from urllib.parse import urlparse
 
-import httpx
 import openai
 
 from agents.brains.base import BrainError, BrainOutput, Message, ToolCall, approx_tokens
@@ -103,7 +102,8 @@ class OpenAIBrain:
         self.tool_choice = tool_choice  # "auto" | "required" | a tool name (forced)
         self.return_token_ids = return_token_ids
         self._warned_no_ids = False
-        timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+        # the SDK's own Timeout: openai 3.x ships its own HTTP stack (httpx2), so an httpx.Timeout is refused
+        timeout = openai.Timeout(timeout_s, connect=min(10.0, timeout_s))
         self._kw: dict[str, Any] = {
             "base_url": self.base_url,
             "api_key": key,
