@@ -463,7 +463,7 @@ def stage_search(
     for b in budgets:
         for method in methods:
             key = f"{method}@{b}"
-            if key in done and [len(r["goal_score"]) for r in done[key]["per_seed"]] == [len(goals)] * seeds:
+            if key in done and [len(r.get("goal_score", ())) for r in done[key]["per_seed"]] == [len(goals)] * seeds:
                 continue  # cached for these goals and seeds (another count of either reruns the method)
             t0 = time.perf_counter()
             per_seed, samples, scored = [], 0, 0
