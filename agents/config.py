@@ -15,6 +15,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agents.brains.model_files import AUTO, perception_for
 from agents.core.agent import Agent
 from agents.perception import PerceptionConfig as PerceptionDefaults
 
@@ -58,7 +59,7 @@ class EnvConfig(Strict):
 class PerceptionConfig(Strict):
     """How an observation becomes a prompt within a token budget (defaults: `agents.perception.PerceptionConfig`)."""
 
-    budget_tokens: int = Field(default=_PERCEPTION.budget_tokens, ge=64)
+    budget_tokens: int | None = Field(default=None, ge=64)  # None = as the shipped policy was measured, else 2048
     memory_share: float = Field(default=_PERCEPTION.memory_share, ge=0.0, le=1.0)
     actions_share: float = Field(default=_PERCEPTION.actions_share, ge=0.0, le=1.0)
     max_actions_listed: int = Field(default=_PERCEPTION.max_actions_listed, ge=1)
@@ -70,7 +71,8 @@ class PerceptionConfig(Strict):
     turn_template: str = _PERCEPTION.turn_template
     compact_chars: int = Field(default=_PERCEPTION.compact_chars, ge=0)
     # transcript: `compact` turns leave out what the prompt already holds (needs an adapter trained on them)
-    turn_style: Literal["full", "compact"] = cast(Literal["full", "compact"], _PERCEPTION.turn_style)
+    # auto = the turns the brain's adapter was trained on (`resolve_perception`), else full
+    turn_style: Literal["auto", "full", "compact"] = "auto"
 
 
 class AgentConfig(Strict):
@@ -85,6 +87,23 @@ class AgentConfig(Strict):
     memory_budget_tokens: int = Field(default=_AGENT["memory_budget_tokens"], ge=0)
     observation_memory_chars: int = Field(default=_AGENT["observation_memory_chars"], ge=0)
     perception: PerceptionConfig = Field(default_factory=PerceptionConfig)
+
+
+def resolve_perception(agent: AgentConfig, brain: BrainConfig | None, env: str | None) -> AgentConfig:
+    """`agent` with its auto perception keys set to the prompt the brain's policy was measured with
+    (`model_files.perception_for`): with the embedded brain's `adapter=auto`, the env's default policy's; with a
+    shipped adapter, the turns it was trained on; else full turns in 2,048 tokens. An explicit value always wins."""
+    p = agent.perception
+    if p.turn_style != AUTO and p.budget_tokens is not None:
+        return agent
+    options = brain.options if brain is not None else {}
+    adapter = options.get("adapter") if brain is not None and brain.name in IN_PROCESS_BRAINS else None
+    preferred = perception_for(adapter, env, p.turn_style)
+    updates: dict[str, Any] = {
+        "turn_style": preferred.get("turn_style", _PERCEPTION.turn_style) if p.turn_style == AUTO else p.turn_style,
+        "budget_tokens": p.budget_tokens or preferred.get("budget_tokens", _PERCEPTION.budget_tokens),
+    }
+    return agent.model_copy(update={"perception": PerceptionConfig.model_validate(p.model_dump() | updates)})
 
 
 class MemoryConfig(BaseModel):
@@ -162,6 +181,13 @@ class RunConfig(Strict):
         if isinstance(v, bool):
             raise ValueError("expected an integer, not a boolean")
         return v
+
+    @model_validator(mode="after")
+    def _auto_perception(self) -> RunConfig:
+        resolved = resolve_perception(self.agent, self.brain, self.env.name)
+        if resolved is not self.agent:  # assigning validates again, and then nothing is left to resolve
+            self.agent = resolved
+        return self
 
     @property
     def lanes(self) -> int:

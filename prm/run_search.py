@@ -11,12 +11,22 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from rich.console import Console
 from rich.table import Table
 
 from agents.cli import hydra_command
-from agents.config import SEED_MAX, AgentConfig, BrainConfig, ConfigError, EnvConfig, LogLevel, Strict, validate_config
+from agents.config import (
+    SEED_MAX,
+    AgentConfig,
+    BrainConfig,
+    ConfigError,
+    EnvConfig,
+    LogLevel,
+    Strict,
+    resolve_perception,
+    validate_config,
+)
 from agents.core.factory import build_brain, make_env
 from agents.engine import metric_table
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
@@ -50,6 +60,13 @@ class SearchConfig(Strict):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     log_level: LogLevel = "INFO"
 
+    @model_validator(mode="after")
+    def _auto_perception(self) -> SearchConfig:
+        resolved = resolve_perception(self.agent, self.brain, self.env.name)  # as the policy was measured
+        if resolved is not self.agent:
+            self.agent = resolved
+        return self
+
 
 def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = None) -> list[SearchResult]:
     """Run `episodes` searches, write each chosen trajectory (PRM-annotated) to `out`, print a summary table."""
@@ -61,7 +78,7 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
     max_steps = c.max_steps or c.env.max_steps
     env = make_env(c.env, max_episode_steps=max_steps)
     env_name = c.env.name or c.env.id
-    brain = build_brain(c.brain, env=env_name)
+    brain = build_brain(c.brain, env=env_name, turn_style=c.agent.perception.turn_style)
     agent_cfg = c.agent.model_dump(exclude={"temperature"})
     sampler = BrainSampler(brain, temperature=c.temperature, agent_cfg=agent_cfg)
     store = TrajectoryStore(Path(c.out) / TRAJECTORIES)

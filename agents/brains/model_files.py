@@ -11,6 +11,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 from agents.brains.base import BrainError
 
@@ -89,13 +90,33 @@ ENV_ADAPTERS = {"webshop": "agentsim-evol1"}
 
 # `brain.adapter=auto` under `agent.perception.turn_style=compact`: the adapter trained on compact turns
 COMPACT_ADAPTER = "agentsim-compact"
+# `brain.adapter=auto` with `agent.perception.*` left at auto: the prompt of the policy measured best on an env's
+# held-out goals (docs/policy.md, Results); an env not listed gets full turns in 2,048 tokens and ENV_ADAPTERS'
+# None yet: compact turns tie on WebShop at 2.3x the step speed and take 3x the steps on fault trees
+ENV_PERCEPTION: dict[str, dict[str, Any]] = {}
+
+
+def perception_for(adapter: str | None, env: str | None, turn_style: str = AUTO) -> dict[str, Any]:
+    """The perception keys (`turn_style`, `budget_tokens`) a brain's adapter was measured with in `env`:
+    `auto` (and turns not chosen otherwise) = the env's default policy's (ENV_PERCEPTION); a shipped adapter =
+    the turns it was trained on; anything else (a LoRA path, no adapter, another brain) = nothing preferred."""
+    if adapter == AUTO:
+        preferred = ENV_PERCEPTION.get(env or "", {})
+        if turn_style in (AUTO, preferred.get("turn_style")):
+            return dict(preferred)
+        return {}
+    if adapter in KNOWN_ADAPTERS:
+        return {"turn_style": ADAPTER_TURN_STYLES.get(adapter, "full")}
+    return {}
 
 
 def adapter_for_env(adapter: str | None, env: str | None, turn_style: str = "full") -> str | None:
     """Resolve `brain.adapter=auto` for the env the brain will act in (its short name) and the prompt turns it
-    will read (`agent.perception.turn_style`); other values pass through."""
+    will read (`agent.perception.turn_style`; `auto` = the env's default, ENV_PERCEPTION); others pass through."""
     if adapter != AUTO:
         return adapter
+    if turn_style == AUTO:
+        turn_style = ENV_PERCEPTION.get(env or "", {}).get("turn_style", "full")
     if turn_style == "compact":
         return COMPACT_ADAPTER
     return ENV_ADAPTERS.get(env or "", DEFAULT_ADAPTER)

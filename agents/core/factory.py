@@ -13,7 +13,15 @@ import envs.registry
 from agents.brains.base import Brain, writes_text
 from agents.brains.model_files import adapter_for_env, warn_turn_style_mismatch
 from agents.brains.registry import make_brain
-from agents.config import AgentConfig, BrainConfig, ConfigError, EnvConfig, MemoryConfig, validate_config
+from agents.config import (
+    AgentConfig,
+    BrainConfig,
+    ConfigError,
+    EnvConfig,
+    MemoryConfig,
+    resolve_perception,
+    validate_config,
+)
 from agents.core.agent import Agent
 from agents.memory.base import Memory
 from agents.perception import perception_from_config
@@ -83,8 +91,9 @@ def build_memory(memory_cfg: MemoryConfig | dict[str, Any] | None, brain: Brain 
 def build_agent(
     brain: Brain, agent_cfg: AgentConfig | dict[str, Any] | None, memory: Memory | None, seed: int | None = None
 ) -> Agent:
-    """An agent around `brain` and `memory` with the configured mode, format and prompt budget."""
-    acfg: AgentConfig = validate_config(AgentConfig, agent_cfg or {})
+    """An agent around `brain` and `memory` with the configured mode, format and prompt budget. Perception keys
+    still at auto (a config not resolved by RunConfig, which knows the brain and env) are full turns in 2,048."""
+    acfg: AgentConfig = resolve_perception(validate_config(AgentConfig, agent_cfg or {}), None, None)
     cfg = acfg.model_dump()
     perception = perception_from_config(cfg.pop("perception"), brain.count_tokens)
     try:

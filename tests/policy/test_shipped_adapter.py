@@ -39,6 +39,7 @@ def test_auto_picks_the_adapter_measured_best_on_the_env():
     from agents.brains.model_files import AUTO, DEFAULT_ADAPTER, ENV_ADAPTERS, adapter_for_env
 
     assert adapter_for_env(AUTO, "webshop") == "agentsim-evol1"  # docs/policy.md: +6.7 +- 4.2 score on WebShop
+    assert adapter_for_env(AUTO, "webshop", AUTO) == "agentsim-evol1"  # turns left at auto: the env's default
     assert adapter_for_env(AUTO, "faulttree") == DEFAULT_ADAPTER == "agentsim-sft"  # evol1 lost 5 points there
     assert adapter_for_env(AUTO, None) == DEFAULT_ADAPTER  # no env known (a society's shared brains)
     assert adapter_for_env("agentsim-sft", "webshop") == "agentsim-sft"  # an explicit choice is kept
@@ -48,15 +49,60 @@ def test_auto_picks_the_adapter_measured_best_on_the_env():
 
 
 def test_the_run_worker_serves_the_envs_adapter_and_records_it():
-    """The main job's path: the config's `adapter: auto` reaches the brain resolved for the env it runs."""
+    """The main job's path: `adapter: auto` and the perception keys left at auto reach the brain and the agent
+    resolved for the env it runs: the policy measured best there and the prompt it was measured with."""
     from agents.collect.worker import EpisodeWorker
     from agents.config import RunConfig, validate_config
 
     brain = {"name": "local", "adapter": "auto", "n_ctx": 512, "n_seq": 2}
-    for env, expected in (("webshop", "agentsim-evol1"), ("faulttree", "agentsim-sft")):
-        cfg = validate_config(RunConfig, {"env": {"name": env, "id": env}, "brain": brain, "out": "unused"})
+    cases = (
+        ("webshop", {}, "agentsim-evol1", ("full", 2048)),  # docs/policy.md: compact turns tie at 2.3x the speed
+        ("faulttree", {}, "agentsim-sft", ("full", 2048)),
+        ("webshop", {"turn_style": "compact"}, "agentsim-compact", ("compact", 2048)),
+        ("faulttree", {"turn_style": "compact", "budget_tokens": 3072}, "agentsim-compact", ("compact", 3072)),
+    )
+    for env, perception, expected, (style, budget) in cases:
+        raw = {"env": {"name": env, "id": env}, "brain": brain, "agent": {"perception": perception}, "out": "x"}
+        cfg = validate_config(RunConfig, raw)
+        assert (cfg.agent.perception.turn_style, cfg.agent.perception.budget_tokens) == (style, budget), env
         worker = EpisodeWorker(cfg)
         assert worker.brain.adapter == str(ADAPTER_DIR / f"{expected}.gguf") and worker.adapter == expected
+
+
+def test_auto_perception_follows_the_brain_and_an_explicit_value_wins(monkeypatch):
+    """A shipped adapter reads the turns it was trained on; an env's measured preference (ENV_PERCEPTION) applies
+    to the embedded brain's `adapter=auto` only; other brains, a base model or a LoRA path read full turns in
+    2,048 tokens; an explicit key always wins, key by key."""
+    from agents.brains import model_files
+    from agents.config import AgentConfig, BrainConfig, RunConfig, resolve_perception, validate_config
+
+    def resolved(env: str, brain: dict, perception: dict | None = None) -> tuple[str, int | None]:
+        raw = {"env": {"name": env, "id": env}, "brain": brain, "agent": {"perception": perception or {}}, "out": "x"}
+        p = validate_config(RunConfig, raw).agent.perception
+        return p.turn_style, p.budget_tokens
+
+    assert resolved("webshop", {"name": "local", "adapter": "agentsim-compact"}) == ("compact", 2048)
+    assert resolved("webshop", {"name": "local", "adapter": "agentsim-evol1"}) == ("full", 2048)
+    assert resolved("webshop", {"name": "local", "adapter": "agentsim-compact"}, {"turn_style": "full"}) == (
+        "full",
+        2048,
+    )
+    monkeypatch.setitem(model_files.ENV_PERCEPTION, "faulttree", {"turn_style": "compact", "budget_tokens": 3072})
+    auto = {"name": "local", "adapter": "auto"}
+    assert resolved("faulttree", auto) == ("compact", 3072)
+    assert model_files.adapter_for_env("auto", "faulttree", "auto") == "agentsim-compact"
+    assert resolved("faulttree", auto, {"budget_tokens": 1024}) == ("compact", 1024)
+    assert resolved("faulttree", auto, {"turn_style": "full"}) == ("full", 2048)  # the budget was measured compact
+    assert resolved("faulttree", {"name": "scripted"}) == ("full", 2048)  # expert data keeps full turns
+    assert resolved("faulttree", {"name": "openai"}) == ("full", 2048)
+    assert resolved("faulttree", {"name": "local"}) == ("full", 2048)  # no adapter key: the base model
+    assert resolved("faulttree", {"name": "local", "adapter": "/my/lora.gguf"}) == ("full", 2048)
+    assert resolved("webshop", auto) == ("full", 2048)  # no preference listed for the env
+    # outside RunConfig (no brain or env known) auto is full turns in 2,048 tokens
+    plain = resolve_perception(AgentConfig(), None, None).perception
+    assert (plain.turn_style, plain.budget_tokens) == ("full", 2048)
+    local = resolve_perception(AgentConfig(), BrainConfig.model_validate(auto), "faulttree").perception
+    assert (local.turn_style, local.budget_tokens) == ("compact", 3072)
 
 
 def test_auto_follows_the_turn_style_and_a_mismatch_is_warned(caplog):
