@@ -89,23 +89,6 @@ class AgentConfig(Strict):
     perception: PerceptionConfig = Field(default_factory=PerceptionConfig)
 
 
-def resolve_perception(agent: AgentConfig, brain: BrainConfig | None, env: str | None) -> AgentConfig:
-    """`agent` with its auto perception keys set to the prompt the brain's policy was measured with
-    (`model_files.perception_for`): with the embedded brain's `adapter=auto`, the env's default policy's; with a
-    shipped adapter, the turns it was trained on; else full turns in 2,048 tokens. An explicit value always wins."""
-    p = agent.perception
-    if p.turn_style != AUTO and p.budget_tokens is not None:
-        return agent
-    options = brain.options if brain is not None else {}
-    adapter = options.get("adapter") if brain is not None and brain.name in IN_PROCESS_BRAINS else None
-    preferred = perception_for(adapter, env, p.turn_style)
-    updates: dict[str, Any] = {
-        "turn_style": preferred.get("turn_style", _PERCEPTION.turn_style) if p.turn_style == AUTO else p.turn_style,
-        "budget_tokens": p.budget_tokens or preferred.get("budget_tokens", _PERCEPTION.budget_tokens),
-    }
-    return agent.model_copy(update={"perception": PerceptionConfig.model_validate(p.model_dump() | updates)})
-
-
 class MemoryConfig(BaseModel):
     """`memory=<preset>` or `memory.name=a+b`; the other keys are that memory kind's own options."""
 
@@ -154,13 +137,42 @@ class RemoteConfig(Strict):
     timeout_s: float = Field(default=60.0, gt=0)
 
 
-class RunConfig(Strict):
-    """`python -m agents.run`: N episodes of one agent, interactive defaults (one lane, working memory)."""
+def resolve_perception(agent: AgentConfig, brain: BrainConfig | None, env: str | None) -> AgentConfig:
+    """`agent` with its auto perception keys set to the prompt the brain's policy was measured with
+    (`model_files.perception_for`): with the embedded brain's `adapter=auto`, the env's default policy's; with a
+    shipped adapter, the turns it was trained on; else full turns in 2,048 tokens. An explicit value always wins."""
+    p = agent.perception
+    if p.turn_style != AUTO and p.budget_tokens is not None:
+        return agent
+    adapter = brain.options.get("adapter") if brain is not None and brain.name in IN_PROCESS_BRAINS else None
+    preferred = perception_for(adapter, env, p.turn_style)
+    turn_style = preferred.get("turn_style", _PERCEPTION.turn_style) if p.turn_style == AUTO else p.turn_style
+    budget = p.budget_tokens or preferred.get("budget_tokens", _PERCEPTION.budget_tokens)
+    return agent.model_copy(
+        update={"perception": p.model_copy(update={"turn_style": turn_style, "budget_tokens": budget})}
+    )
+
+
+class AgentInEnvConfig(Strict):
+    """The keys of every command that runs an agent in an env; the agent's auto perception keys are resolved
+    against the brain and env here, once, so the brain's adapter and the agent's prompt cannot disagree."""
 
     env: EnvConfig
     brain: BrainConfig = Field(default_factory=BrainConfig)
-    memory: MemoryConfig = Field(default_factory=MemoryConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+
+    @model_validator(mode="after")
+    def _auto_perception(self) -> AgentInEnvConfig:
+        resolved = resolve_perception(self.agent, self.brain, self.env.name)
+        if resolved is not self.agent:  # assigning validates again, and then nothing is left to resolve
+            self.agent = resolved
+        return self
+
+
+class RunConfig(AgentInEnvConfig):
+    """`python -m agents.run`: N episodes of one agent, interactive defaults (one lane, working memory)."""
+
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
     episodes: int = Field(default=5, ge=1)  # episode i uses seed = seed + i and id <env>-<seed>
     seed: int = Field(default=0, ge=0, le=SEED_MAX)
     max_steps: int | None = Field(default=None, ge=1)  # None = env.max_steps
@@ -181,13 +193,6 @@ class RunConfig(Strict):
         if isinstance(v, bool):
             raise ValueError("expected an integer, not a boolean")
         return v
-
-    @model_validator(mode="after")
-    def _auto_perception(self) -> RunConfig:
-        resolved = resolve_perception(self.agent, self.brain, self.env.name)
-        if resolved is not self.agent:  # assigning validates again, and then nothing is left to resolve
-            self.agent = resolved
-        return self
 
     @property
     def lanes(self) -> int:

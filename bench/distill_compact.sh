@@ -2,7 +2,7 @@
 # Rebuild the compact-turn policy by distilling agentsim-evol1 (docs/policy.md "Distilling agentsim-evol1"):
 # evol1 explores WebShop training goals on full turns, episodes with reward >= 0.5 are replayed as compact turns,
 # and with a few compact expert episodes they continue the shipped agentsim-compact.
-# Usage: bash bench/distill_compact.sh [WORKDIR]   (about 45 min on 2 cores; each step is skipped when done)
+# Usage: bash bench/distill_compact.sh [WORKDIR]   (36 min on 2 cores; each step is skipped when done)
 set -euo pipefail
 W=${1:-runs/distill}
 mkdir -p "$W"

@@ -11,22 +11,12 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 from rich.console import Console
 from rich.table import Table
 
 from agents.cli import hydra_command
-from agents.config import (
-    SEED_MAX,
-    AgentConfig,
-    BrainConfig,
-    ConfigError,
-    EnvConfig,
-    LogLevel,
-    Strict,
-    resolve_perception,
-    validate_config,
-)
+from agents.config import SEED_MAX, AgentInEnvConfig, ConfigError, LogLevel, validate_config
 from agents.core.factory import build_brain, make_env
 from agents.engine import metric_table
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
@@ -39,7 +29,7 @@ from prm.search import SearchResult, beam_search, best_of_n, rerank
 log = logging.getLogger(__name__)
 
 
-class SearchConfig(Strict):
+class SearchConfig(AgentInEnvConfig):
     """`python -m prm.search` keys: the PRM, the strategy and its budget, the env / brain / agent groups."""
 
     model: str | None = None  # a saved PRM; None only for strategy=random
@@ -55,17 +45,7 @@ class SearchConfig(Strict):
     max_steps: int | None = Field(None, ge=1)  # None = env.max_steps
     out: str
     batch_size: int = Field(16, ge=1)  # PRM scoring batch
-    env: EnvConfig
-    brain: BrainConfig = Field(default_factory=BrainConfig)
-    agent: AgentConfig = Field(default_factory=AgentConfig)
     log_level: LogLevel = "INFO"
-
-    @model_validator(mode="after")
-    def _auto_perception(self) -> SearchConfig:
-        resolved = resolve_perception(self.agent, self.brain, self.env.name)  # as the policy was measured
-        if resolved is not self.agent:
-            self.agent = resolved
-        return self
 
 
 def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = None) -> list[SearchResult]:

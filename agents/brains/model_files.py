@@ -116,7 +116,7 @@ def adapter_for_env(adapter: str | None, env: str | None, turn_style: str = "ful
     if adapter != AUTO:
         return adapter
     if turn_style == AUTO:
-        turn_style = ENV_PERCEPTION.get(env or "", {}).get("turn_style", "full")
+        turn_style = perception_for(AUTO, env).get("turn_style", "full")
     if turn_style == "compact":
         return COMPACT_ADAPTER
     return ENV_ADAPTERS.get(env or "", DEFAULT_ADAPTER)
