@@ -7,6 +7,7 @@ set -euo pipefail
 W=${1:-runs/distill}
 mkdir -p "$W"
 EXPLORE=${EXPLORE:-240}
+UPDATES=${UPDATES:-16}
 # 1. explore: the full-turn WebShop default plays unseen training goals (one episode in flight: one in-process model)
 python -m agents.collect env=webshop env.kwargs.split=train episodes="$EXPLORE" seed=6000 concurrency=1 \
   brain.adapter=agentsim-evol1 agent.perception.turn_style=full out="$W/explore-evol1"
@@ -22,5 +23,5 @@ python -m agents.collect env=faulttree brain=scripted episodes=8 seed=7000 env.k
 [ -d "$W/init" ] || python -m agents.policy.peft_from_gguf agentsim-compact "$W/init"
 [ -s "$W/train/adapter.gguf" ] || \
   python -m agents.train data="[$W/explore-compact,$W/expert-ws-compact,$W/expert-ft-compact]" \
-    init_adapter="$W/init" success_only=false min_reward=0.5 max_updates=16 eval_every=8 lr=2e-4 out="$W/train"
+    init_adapter="$W/init" success_only=false min_reward=0.5 max_updates="$UPDATES" eval_every=8 lr=2e-4 out="$W/train"
 echo "adapter: $W/train/adapter.gguf"
