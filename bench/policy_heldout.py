@@ -55,6 +55,9 @@ def summarize(recs: list[EpisodeRecord]) -> dict[str, float]:
         "mean_steps": statistics.mean(len(r.steps) for r in recs),
         "invalid_rate": sum(r.stats.invalid_actions + r.stats.parse_failures for r in recs) / max(1, len(lat)),
         "step_p50_s": statistics.median(lat) if lat else 0.0,
+        "step_mean_s": statistics.mean(lat) if lat else 0.0,
+        # what a policy costs per goal: a faster step can be eaten by more steps
+        "model_s_per_episode": sum(lat) / len(recs),
     }
 
 
