@@ -89,6 +89,9 @@ def main() -> None:
         "--min-reward", type=float, default=None, help="keep episodes whose reward clears this (default: successes)"
     )
     ap.add_argument(
+        "--max-steps", type=int, default=None, help="and took at most this many steps (the bar credits detours too)"
+    )
+    ap.add_argument(
         "--concurrency", type=int, default=1, help="episodes at once (above 1 they evict each other's KV prefix)"
     )
     ap.add_argument("--max-updates", type=int, default=None, help="cap on optimiser updates (default: one epoch)")
@@ -130,7 +133,11 @@ def main() -> None:
             )
             records = list(read_episodes([explore_dir]))
             bar = args.min_reward
-            kept = sum((rec.outcome.reward >= bar) if bar is not None else rec.outcome.success for rec in records)
+            kept = sum(
+                ((rec.outcome.reward >= bar) if bar is not None else rec.outcome.success)
+                and (args.max_steps is None or len(rec.steps) <= args.max_steps)
+                for rec in records
+            )
             explored[env] = {
                 "episodes": len(records),
                 "success": sum(rec.outcome.success for rec in records) / max(1, len(records)),
@@ -150,6 +157,7 @@ def main() -> None:
                 "out": str(train_dir),
                 "success_only": args.min_reward is None,
                 "min_reward": args.min_reward,
+                "max_steps": args.max_steps,
                 "init_adapter": str(current),
                 "max_updates": args.max_updates,
                 "eval_every": 4,
@@ -166,6 +174,7 @@ def main() -> None:
                 "start": str(args.start if r == 1 else current),
                 "explored": explored,
                 "min_reward": args.min_reward,
+                "max_steps": args.max_steps,
                 "temperature": args.temperature,
                 "turn_style": args.turn_style,
                 "explore_seconds": t_explore,

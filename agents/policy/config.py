@@ -32,6 +32,7 @@ class PolicyTrainConfig(BaseModel):
     model: str = "gemma3-270m"
     success_only: bool = True  # keep only successful episodes (behaviour cloning / rejection sampling)
     min_reward: float | None = None  # or keep episodes whose final reward clears this bar
+    max_steps: int | None = Field(default=None, ge=1)  # and took at most this many steps (no credit for detours)
     max_episodes: int | None = Field(default=None, ge=1)  # per store, after filtering: bounds the CPU budget
     max_len: int = Field(default=2048, ge=64)  # longest training sequence in tokens
     lora: LoraSettings = LoraSettings()

@@ -95,14 +95,22 @@ def build_sequences(
     success_only: bool = False,
     max_len: int = 2048,
     max_episodes: int | None = None,
+    max_steps: int | None = None,
 ) -> tuple[list[Sequence], dict[str, int]]:
-    """Sequences from every kept episode of the stores, and counts of what was kept and why not."""
+    """Sequences from every kept episode of the stores, and counts of what was kept and why not.
+
+    `max_steps` drops episodes that took longer: the reward bar alone credits a policy's detours (paging
+    through results) whenever the episode ends well, and cloning them makes the next policy slower.
+    """
     seqs: list[Sequence] = []
-    stats = {"episodes": 0, "kept": 0, "filtered": 0, "steps": 0}
+    stats = {"episodes": 0, "kept": 0, "filtered": 0, "too_long": 0, "steps": 0}
     for ep in read_episodes(paths):
         stats["episodes"] += 1
         if (success_only and not ep.outcome.success) or (min_reward is not None and ep.outcome.reward < min_reward):
             stats["filtered"] += 1
+            continue
+        if max_steps is not None and len(ep.steps) > max_steps:
+            stats["too_long"] += 1
             continue
         if max_episodes is not None and stats["kept"] >= max_episodes:
             continue

@@ -129,7 +129,11 @@ class PolicyTrainer:
             return tokenize(text, cfg.model)
 
         kw: dict[str, Any] = dict(
-            min_reward=cfg.min_reward, success_only=cfg.success_only, max_len=cfg.max_len, max_episodes=cfg.max_episodes
+            min_reward=cfg.min_reward,
+            success_only=cfg.success_only,
+            max_len=cfg.max_len,
+            max_episodes=cfg.max_episodes,
+            max_steps=cfg.max_steps,
         )
         seqs: list[Sequence] = []
         stats: dict[str, Any] = {}
@@ -146,7 +150,7 @@ class PolicyTrainer:
         if not train:
             raise ValueError(
                 f"no training sequences in {cfg.data}: every episode was filtered out (success_only="
-                f"{cfg.success_only}, min_reward={cfg.min_reward}) or had no recorded prompts (collect with messages kept)"
+                f"{cfg.success_only}, min_reward={cfg.min_reward}, max_steps={cfg.max_steps}) or had no recorded prompts (collect with messages kept)"
             )
         return train, heldout, stats
 

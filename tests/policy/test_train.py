@@ -10,7 +10,7 @@ import pytest
 
 from agents.brains.scripted import ScriptedBrain
 from agents.core import Agent, run_episode
-from agents.policy.sft_data import build_sequences, episode_sequences, step_tokens
+from agents.policy.sft_data import build_sequences, episode_sequences, read_episodes, step_tokens
 from tests.toy_env import ENV_ID
 
 pytest.importorskip("peft")
@@ -57,6 +57,11 @@ def test_an_episode_packs_into_one_sequence_with_a_target_per_action(local_brain
 def test_filters_and_bad_stores(local_brain, store, tmp_path):
     seqs, stats = build_sequences([store], local_brain.tokenize, success_only=True)
     assert stats["episodes"] == 7 and stats["filtered"] == 1 and stats["kept"] == 6
+    lengths = sorted(len(ep.steps) for ep in read_episodes([store]) if ep.outcome.success)
+    cap = lengths[len(lengths) // 2]
+    _, capped = build_sequences([store], local_brain.tokenize, success_only=True, max_steps=cap)
+    too_long = sum(n > cap for n in lengths)
+    assert too_long and capped["too_long"] == too_long and capped["kept"] == 6 - too_long
     with pytest.raises(FileNotFoundError, match="no trajectory store"):
         build_sequences([tmp_path / "missing"], local_brain.tokenize)
     (tmp_path / "t.jsonl").write_text('{"episode_id": 1}\n')
