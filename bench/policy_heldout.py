@@ -84,6 +84,13 @@ def main() -> None:
         help="policy NAME sees compact turns (agent.perception.turn_style=compact; its adapter trained on them)",
     )
     ap.add_argument(
+        "--sum",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="policy NAME ranks actions by summed logprob (brain score=sum), not the mean per token",
+    )
+    ap.add_argument(
         "--budget",
         action="append",
         default=[],
@@ -103,7 +110,11 @@ def main() -> None:
 
     brains = {
         name: LocalBrain(
-            adapter=adapter, temperature=args.temperature, n_threads=args.threads, merge_adapter=name in args.merged
+            adapter=adapter,
+            temperature=args.temperature,
+            n_threads=args.threads,
+            merge_adapter=name in args.merged,
+            score="sum" if name in args.sum else "mean",
         )
         for name, adapter in policies
     }
@@ -156,6 +167,7 @@ def main() -> None:
             "adapter": dict(policies)[name],
             "turn_style": "compact" if name in args.compact else "full",
             "budget_tokens": budgets.get(name),
+            "score": "sum" if name in args.sum else "mean",
             **summarize(recs),
             "evaluated_per_step": evaluated[(name, env_name)] / max(1, sum(len(r.steps) for r in recs)),
         }
