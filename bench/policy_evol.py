@@ -26,7 +26,7 @@ from rich.console import Console  # noqa: E402
 
 from agents.engine import collect  # noqa: E402
 from agents.policy.gguf_adapter import convert_peft_to_gguf  # noqa: E402
-from agents.policy.sft_data import read_episodes  # noqa: E402
+from agents.policy.sft_data import read_episodes, rejected_because  # noqa: E402
 from agents.policy.train import train  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -112,6 +112,8 @@ def main() -> None:
     envs = args.env or ["webshop"]
     current, gguf = start_adapter(args.start, out)
     rounds = []
+    # the keep rule, as training applies it (agents.policy.sft_data.rejected_because)
+    keep = {"success_only": args.min_reward is None, "min_reward": args.min_reward, "max_steps": args.max_steps}
     for r in range(1, args.rounds + 1):
         t0 = time.perf_counter()
         explored: dict[str, dict[str, float]] = {}
@@ -132,12 +134,7 @@ def main() -> None:
                 console,
             )
             records = list(read_episodes([explore_dir]))
-            bar = args.min_reward
-            kept = sum(
-                ((rec.outcome.reward >= bar) if bar is not None else rec.outcome.success)
-                and (args.max_steps is None or len(rec.steps) <= args.max_steps)
-                for rec in records
-            )
+            kept = sum(rejected_because(rec, **keep) is None for rec in records)
             explored[env] = {
                 "episodes": len(records),
                 "success": sum(rec.outcome.success for rec in records) / max(1, len(records)),
@@ -155,9 +152,7 @@ def main() -> None:
                     *(expert_subset(e, args.expert_episodes, out / f"round{r}", r) for e in args.expert),
                 ],
                 "out": str(train_dir),
-                "success_only": args.min_reward is None,
-                "min_reward": args.min_reward,
-                "max_steps": args.max_steps,
+                **keep,
                 "init_adapter": str(current),
                 "max_updates": args.max_updates,
                 "eval_every": 4,

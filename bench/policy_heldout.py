@@ -108,13 +108,14 @@ def main() -> None:
     policies = [parse_policy(p) for p in (args.policy or ["base="])]
     counts = {"webshop": args.webshop, "faulttree": args.faulttree}
 
+    ranking = {name: "sum" if name in args.sum else "mean" for name, _ in policies}
     brains = {
         name: LocalBrain(
             adapter=adapter,
             temperature=args.temperature,
             n_threads=args.threads,
             merge_adapter=name in args.merged,
-            score="sum" if name in args.sum else "mean",
+            score=ranking[name],
         )
         for name, adapter in policies
     }
@@ -167,7 +168,7 @@ def main() -> None:
             "adapter": dict(policies)[name],
             "turn_style": "compact" if name in args.compact else "full",
             "budget_tokens": budgets.get(name),
-            "score": "sum" if name in args.sum else "mean",
+            "score": ranking[name],
             **summarize(recs),
             "evaluated_per_step": evaluated[(name, env_name)] / max(1, sum(len(r.steps) for r in recs)),
         }

@@ -87,6 +87,21 @@ def episode_sequences(
     return out
 
 
+def rejected_because(
+    ep: EpisodeRecord, *, success_only: bool = False, min_reward: float | None = None, max_steps: int | None = None
+) -> str | None:
+    """Why the keep rule drops `ep` ("filtered": below the bar; "too_long": over `max_steps`), or None if it stays.
+
+    `max_steps` exists because the reward bar alone credits a policy's detours (paging through results) whenever
+    the episode ends well, and cloning them makes the next policy slower.
+    """
+    if (success_only and not ep.outcome.success) or (min_reward is not None and ep.outcome.reward < min_reward):
+        return "filtered"
+    if max_steps is not None and len(ep.steps) > max_steps:
+        return "too_long"
+    return None
+
+
 def build_sequences(
     paths: Iterable[str | Path],
     tokenize: Callable[[str], list[int]],
@@ -97,20 +112,14 @@ def build_sequences(
     max_episodes: int | None = None,
     max_steps: int | None = None,
 ) -> tuple[list[Sequence], dict[str, int]]:
-    """Sequences from every kept episode of the stores, and counts of what was kept and why not.
-
-    `max_steps` drops episodes that took longer: the reward bar alone credits a policy's detours (paging
-    through results) whenever the episode ends well, and cloning them makes the next policy slower.
-    """
+    """Sequences from every episode of the stores the keep rule keeps, and counts of what was kept and why not."""
     seqs: list[Sequence] = []
     stats = {"episodes": 0, "kept": 0, "filtered": 0, "too_long": 0, "steps": 0}
     for ep in read_episodes(paths):
         stats["episodes"] += 1
-        if (success_only and not ep.outcome.success) or (min_reward is not None and ep.outcome.reward < min_reward):
-            stats["filtered"] += 1
-            continue
-        if max_steps is not None and len(ep.steps) > max_steps:
-            stats["too_long"] += 1
+        reason = rejected_because(ep, success_only=success_only, min_reward=min_reward, max_steps=max_steps)
+        if reason:
+            stats[reason] += 1
             continue
         if max_episodes is not None and stats["kept"] >= max_episodes:
             continue
