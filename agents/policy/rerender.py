@@ -19,7 +19,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from agents.brains.base import BrainError
+from agents.brains.base import Brain, BrainError
 from agents.brains.scripted import ScriptedBrain
 from agents.core import run_episode
 from agents.core.factory import build_agent, make_env
@@ -64,6 +64,39 @@ def _reproduces(old: EpisodeRecord, new: EpisodeRecord) -> bool:
     )
 
 
+def replay(
+    old: EpisodeRecord, brain: Brain, agent_cfg: dict[str, Any], envs: dict[tuple[str, str], gym.Env]
+) -> EpisodeRecord | None:
+    """`old` played again by `brain` (which must take the recorded actions) in an agent from `agent_cfg`; None if
+    the replay does not reproduce the recorded outcome. `envs` caches one env per (id, kwargs); the caller closes them.
+    """
+    key = (old.env_id, repr(sorted(old.env_kwargs.items())))
+    if key not in envs:
+        envs[key] = make_env({"name": old.env, "id": old.env_id, "kwargs": old.env_kwargs}, 10_000)
+    agent = build_agent(brain, agent_cfg, None)
+    try:
+        new = run_episode(
+            envs[key],
+            agent,
+            seed=old.seed,
+            max_steps=len(old.steps),
+            env_name=old.env,
+            env_kwargs=old.env_kwargs,
+            episode_id=old.episode_id,
+            reset_options=old.meta.get("reset_options"),  # as agents.policy.evidence replays
+        )
+    except BrainError as e:
+        log.warning("episode %s: %s", old.episode_id, e)
+        return None
+    return new if _reproduces(old, new) else None
+
+
+def recorded_actions(ep: EpisodeRecord) -> list[str] | None:
+    """The actions `ep` took, or None if a step named none (a reply that did not parse: nothing to replay it with)."""
+    actions = [s.action for s in ep.steps if s.action is not None]
+    return actions if len(actions) == len(ep.steps) else None
+
+
 def rerender(
     episodes: list[EpisodeRecord],
     agent_cfg: dict[str, Any],
@@ -83,30 +116,9 @@ def rerender(
             ):
                 report.filtered += 1
                 continue
-            actions = [s.action for s in old.steps if s.action is not None]
-            if len(actions) < len(old.steps):  # a reply that named no action: nothing to replay it with
-                report.not_reproduced.append(old.episode_id)
-                continue
-            key = (old.env_id, repr(sorted(old.env_kwargs.items())))
-            if key not in envs:
-                envs[key] = make_env({"name": old.env, "id": old.env_id, "kwargs": old.env_kwargs}, 10_000)
-            agent = build_agent(ReplayBrain(actions), agent_cfg, None)
-            try:
-                new = run_episode(
-                    envs[key],
-                    agent,
-                    seed=old.seed,
-                    max_steps=len(actions),
-                    env_name=old.env,
-                    env_kwargs=old.env_kwargs,
-                    episode_id=old.episode_id,
-                    reset_options=old.meta.get("reset_options"),  # as agents.policy.evidence replays
-                )
-            except BrainError as e:
-                log.warning("episode %s: %s", old.episode_id, e)
-                report.not_reproduced.append(old.episode_id)
-                continue
-            if not _reproduces(old, new):
+            actions = recorded_actions(old)
+            new = replay(old, ReplayBrain(actions), agent_cfg, envs) if actions else None
+            if new is None:
                 report.not_reproduced.append(old.episode_id)
                 continue
             out.append(new.model_copy(update={"meta": {**old.meta, "rerendered_from": old.brain}}))

@@ -22,6 +22,8 @@ from agents.trajectories.schema import EpisodeRecord
 
 log = logging.getLogger(__name__)
 
+TEACHER_KEY = "teacher_actions"  # per step, the action a teacher policy chose there (agents.policy.relabel)
+
 
 @dataclass
 class Sequence:
@@ -67,24 +69,37 @@ def step_tokens(
 def episode_sequences(
     ep: EpisodeRecord, tokenize: Callable[[str], list[int]], *, max_len: int = 2048, template: str = "gemma"
 ) -> list[Sequence]:
-    """Pack one episode's acted steps into as few sequences as the prompts' shared prefixes allow."""
+    """Pack one episode's acted steps into as few sequences as the prompts' shared prefixes allow.
+
+    A relabeled episode (`meta["teacher_actions"]`, from `agents.policy.relabel`) trains the student's action only
+    where the teacher chose it too; where the teacher chose another, that step's prompt with the teacher's action is
+    a sequence of its own, and the packed sequence carries the student's action on as context, untrained.
+    """
+    labels = ep.meta.get(TEACHER_KEY)
+    if labels is not None and len(labels) != len(ep.steps):
+        raise ValueError(f"episode {ep.episode_id}: {len(labels)} teacher actions for {len(ep.steps)} steps")
     out: list[Sequence] = []
     cur: Sequence | None = None
-    for step in ep.steps:
+    for i, step in enumerate(ep.steps):
         if step.action is None or step.env_error or not step.messages:
             continue  # train only on actions the env took
         full, own = step_tokens(step.messages, step.action, tokenize, template)
         if len(full) > max_len:
             log.debug("skipping a %d-token step of %s (max_len %d)", len(full), ep.episode_id, max_len)
             continue
-        targets = list(range(own, len(full)))
+        label = labels[i] if labels is not None else step.action
+        targets = list(range(own, len(full))) if label == step.action else []
         if cur is not None and len(full) >= len(cur.ids) and full[: len(cur.ids)] == cur.ids:
             cur.ids = full  # this step's prompt extends the sequence so far
             cur.targets.extend(targets)
         else:
             cur = Sequence(full, targets, ep.episode_id)
             out.append(cur)
-    return out
+        if label and label != step.action:
+            ids, start = step_tokens(step.messages, label, tokenize, template)
+            if len(ids) <= max_len:
+                out.append(Sequence(ids, list(range(start, len(ids))), f"{ep.episode_id}@{i}"))
+    return [s for s in out if s.targets]
 
 
 def rejected_because(
