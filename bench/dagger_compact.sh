@@ -7,7 +7,8 @@ set -euo pipefail
 W=${1:-runs/dagger}
 mkdir -p "$W"
 EXPLORE=${EXPLORE:-120}
-UPDATES=${UPDATES:-24}
+UPDATES=${UPDATES:-40}
+EVAL_EVERY=${EVAL_EVERY:-20}
 STUDENT=${STUDENT:-agentsim-compact}
 # 1. the student explores (one episode in flight: one in-process model)
 python -m agents.collect env=webshop env.kwargs.split=train episodes="$EXPLORE" seed=8000 concurrency=1 \
@@ -24,5 +25,5 @@ python -m agents.collect env=faulttree brain=scripted episodes=8 seed=7000 env.k
 [ -d "$W/init" ] || python -m agents.policy.peft_from_gguf "$STUDENT" "$W/init"
 [ -s "$W/train/adapter.gguf" ] || \
   python -m agents.train data="[$W/relabeled,$W/expert-ws-compact,$W/expert-ft-compact]" \
-    init_adapter="$W/init" success_only=false max_updates="$UPDATES" eval_every=8 lr=2e-4 out="$W/train"
+    init_adapter="$W/init" success_only=false max_updates="$UPDATES" eval_every="$EVAL_EVERY" lr=2e-4 out="$W/train"
 echo "adapter: $W/train/adapter.gguf"
