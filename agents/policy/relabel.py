@@ -13,6 +13,7 @@ stored per step in `meta["teacher_actions"]` of the student's own episode (its p
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import time
@@ -88,6 +89,19 @@ class RelabelReport:
     @property
     def agreement(self) -> float:
         return self.agreed / self.steps if self.steps else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """What the CLI writes beside the store (relabel.json), so a round's agreement is on record."""
+        return {
+            "read": self.read,
+            "kept": self.kept,
+            "steps": self.steps,
+            "agreed": self.agreed,
+            "agreement": self.agreement,
+            "not_reproduced": self.not_reproduced,
+            "disagreements": dict(self.disagreements.most_common()),
+            "seconds": self.seconds,
+        }
 
 
 def relabel(
@@ -168,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         report.seconds,
         dict(report.disagreements.most_common(8)),
     )
+    summary = {"inputs": args.inputs, "teacher": args.teacher, "perception": perception, **report.to_dict()}
+    (Path(args.out) / "relabel.json").write_text(json.dumps(summary, indent=2))
     return 0 if report.kept else 2
 
 

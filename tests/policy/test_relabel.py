@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import gymnasium as gym
 import pytest
 
@@ -44,6 +46,8 @@ def test_the_expert_as_teacher_labels_each_visited_state_with_its_own_action(tmp
         assert sum(a == s.action for a, s in zip(labels, old.steps)) == expert_agreement(old).agreed
     assert 0 < report.agreed < report.steps  # the noisy student strayed somewhere, and followed somewhere
     assert sum(report.disagreements.values()) == report.steps - report.agreed
+    record = json.loads(json.dumps(report.to_dict()))  # what the CLI writes beside the store
+    assert record["agreement"] == report.agreed / report.steps and record["disagreements"] == dict(report.disagreements)
 
 
 def test_relabeled_episodes_train_agreed_actions_in_place_and_the_teachers_where_not(local_brain, tmp_path):
