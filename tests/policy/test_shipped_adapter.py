@@ -38,8 +38,9 @@ def test_every_shipped_adapter_is_in_the_package_and_loads(name):
 def test_auto_picks_the_adapter_measured_best_on_the_env():
     from agents.brains.model_files import AUTO, DEFAULT_ADAPTER, ENV_ADAPTERS, adapter_for_env
 
-    assert adapter_for_env(AUTO, "webshop") == "agentsim-evol1"  # docs/policy.md: +6.7 +- 4.2 score on WebShop
-    assert adapter_for_env(AUTO, "webshop", AUTO) == "agentsim-evol1"  # turns left at auto: the env's default
+    assert adapter_for_env(AUTO, "webshop") == "agentsim-evol1"  # full turns: +6.7 +- 4.2 score over agentsim-sft
+    # turns left at auto: the env's default, the DAgger-trained compact policy (a tie with evol1 at 2.3x the speed)
+    assert adapter_for_env(AUTO, "webshop", AUTO) == "agentsim-compact"
     assert adapter_for_env(AUTO, "faulttree") == DEFAULT_ADAPTER == "agentsim-sft"  # evol1 lost 5 points there
     assert adapter_for_env(AUTO, None) == DEFAULT_ADAPTER  # no env known (a society's shared brains)
     assert adapter_for_env("agentsim-sft", "webshop") == "agentsim-sft"  # an explicit choice is kept
@@ -56,7 +57,8 @@ def test_the_run_worker_serves_the_envs_adapter_and_records_it():
 
     brain = {"name": "local", "adapter": "auto", "n_ctx": 512, "n_seq": 2}
     cases = (
-        ("webshop", {}, "agentsim-evol1", ("full", 2048)),  # docs/policy.md: compact turns tie at 2.3x the speed
+        ("webshop", {}, "agentsim-compact", ("compact", 2048)),  # docs/policy.md: DAgger, a tie at 2.3x the speed
+        ("webshop", {"turn_style": "full"}, "agentsim-evol1", ("full", 2048)),
         ("faulttree", {}, "agentsim-sft", ("full", 2048)),
         ("webshop", {"turn_style": "compact"}, "agentsim-compact", ("compact", 2048)),
         ("faulttree", {"turn_style": "compact", "budget_tokens": 3072}, "agentsim-compact", ("compact", 3072)),
@@ -97,6 +99,8 @@ def test_auto_perception_follows_the_brain_and_an_explicit_value_wins(monkeypatc
     assert resolved("faulttree", {"name": "openai"}) == ("full", 2048)
     assert resolved("faulttree", {"name": "local"}) == ("full", 2048)  # no adapter key: the base model
     assert resolved("faulttree", {"name": "local", "adapter": "/my/lora.gguf"}) == ("full", 2048)
+    assert resolved("webshop", auto) == ("compact", 2048)  # the env's listed preference
+    monkeypatch.delitem(model_files.ENV_PERCEPTION, "webshop")
     assert resolved("webshop", auto) == ("full", 2048)  # no preference listed for the env
     # outside RunConfig (no brain or env known) auto is full turns in 2,048 tokens
     plain = resolve_perception(AgentConfig(), None, None).perception
