@@ -18,7 +18,7 @@ import logging
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -92,16 +92,7 @@ class RelabelReport:
 
     def to_dict(self) -> dict[str, Any]:
         """What the CLI writes beside the store (relabel.json), so a round's agreement is on record."""
-        return {
-            "read": self.read,
-            "kept": self.kept,
-            "steps": self.steps,
-            "agreed": self.agreed,
-            "agreement": self.agreement,
-            "not_reproduced": self.not_reproduced,
-            "disagreements": dict(self.disagreements.most_common()),
-            "seconds": self.seconds,
-        }
+        return {**asdict(self), "agreement": self.agreement, "disagreements": dict(self.disagreements.most_common())}
 
 
 def relabel(
