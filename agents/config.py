@@ -73,6 +73,9 @@ class PerceptionConfig(Strict):
     # transcript: `compact` turns leave out what the prompt already holds (needs an adapter trained on them)
     # auto = the turns the brain's adapter was trained on (`resolve_perception`), else full
     turn_style: Literal["auto", "full", "compact"] = "auto"
+    # compact turns: the env's field separator (WebShop's ` [SEP] `) put as line breaks; None = as the env's
+    # default policy was measured (ENV_PERCEPTION) when the turns are the ones it was measured on, else none
+    field_separator: str | None = None
 
 
 class AgentConfig(Strict):
@@ -142,15 +145,17 @@ def resolve_perception(agent: AgentConfig, brain: BrainConfig | None, env: str |
     (`model_files.perception_for`): with the embedded brain's `adapter=auto`, the env's default policy's; with a
     shipped adapter, the turns it was trained on; else full turns in 2,048 tokens. An explicit value always wins."""
     p = agent.perception
-    if p.turn_style != AUTO and p.budget_tokens is not None:
+    if p.turn_style != AUTO and p.budget_tokens is not None and p.field_separator is not None:
         return agent
     adapter = brain.options.get("adapter") if brain is not None and brain.name in IN_PROCESS_BRAINS else None
     preferred = perception_for(adapter, env, p.turn_style)
     turn_style = preferred.get("turn_style", _PERCEPTION.turn_style) if p.turn_style == AUTO else p.turn_style
     budget = p.budget_tokens or preferred.get("budget_tokens", _PERCEPTION.budget_tokens)
-    return agent.model_copy(
-        update={"perception": p.model_copy(update={"turn_style": turn_style, "budget_tokens": budget})}
-    )
+    separator = p.field_separator
+    if separator is None:
+        separator = preferred.get("field_separator", "") if turn_style == preferred.get("turn_style") else ""
+    update = {"turn_style": turn_style, "budget_tokens": budget, "field_separator": separator}
+    return agent.model_copy(update={"perception": p.model_copy(update=update)})
 
 
 class AgentInEnvConfig(Strict):

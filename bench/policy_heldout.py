@@ -97,6 +97,13 @@ def main() -> None:
         metavar="NAME=TOKENS",
         help="policy NAME's prompt budget (agent.perception.budget_tokens; e.g. keep a fault tree whole)",
     )
+    ap.add_argument(
+        "--perception",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE",
+        help="another perception option for policy NAME (e.g. d2:field_separator=' [SEP] ')",
+    )
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "policy_heldout.json"))
     ap.add_argument(
         "--combine", nargs="+", metavar="DIR", help="merge <policy>-<env>.jsonl episode files; no new episodes"
@@ -124,11 +131,19 @@ def main() -> None:
     if unknown:
         ap.error(f"--budget names {sorted(unknown)}, not a --policy")
 
+    extra: dict[str, dict[str, Any]] = {}
+    for spec in args.perception:
+        name, _, setting = spec.partition(":")
+        key, eq, value = setting.partition("=")
+        if name not in brains or not eq:
+            ap.error(f"--perception {spec!r}: expected NAME:KEY=VALUE with NAME a --policy")
+        extra.setdefault(name, {})[key] = int(value) if value.isdigit() else value
+
     def perception(name: str) -> dict[str, Any]:
         p: dict[str, Any] = {"turn_style": "compact"} if name in args.compact else {}
         if name in budgets:
             p["budget_tokens"] = budgets[name]
-        return p
+        return {**p, **extra.get(name, {})}
 
     agents = {
         name: build_agent(brain, {"perception": perception(name)} if perception(name) else {}, None)
@@ -168,6 +183,7 @@ def main() -> None:
             "adapter": dict(policies)[name],
             "turn_style": "compact" if name in args.compact else "full",
             "budget_tokens": budgets.get(name),
+            "perception": extra.get(name, {}),
             "score": ranking[name],
             **summarize(recs),
             "evaluated_per_step": evaluated[(name, env_name)] / max(1, sum(len(r.steps) for r in recs)),

@@ -5,7 +5,8 @@ The same WebShop goals under several layouts, episodes interleaved so machine no
   the last observations in a sliding memory window between the task and the observation;
 - `transcript` (the default) at the default prompt budget, and at a larger one.
 `--turns ADAPTER` adds the turn styles, each with the adapter trained on it: full turns with the
-shipped behaviour-cloned adapter, compact turns (`agent.perception.turn_style=compact`) with ADAPTER.
+shipped behaviour-cloned adapter, compact turns (`agent.perception.turn_style=compact`) with ADAPTER, as they
+are and with WebShop's ` [SEP] ` field separators as line breaks (`agent.perception.field_separator`).
 Per step: prompt tokens llama.cpp actually evaluated (after KV-cache prefix reuse), the prompt's
 length, and the brain's latency. Prints a table with ratios to the old layout and writes
 bench/results/prompt_layout.json (or --out).
@@ -34,6 +35,7 @@ from agents.core import run_episode  # noqa: E402
 from agents.core.agent import Agent, Decision  # noqa: E402
 from agents.core.factory import build_agent, build_memory, make_env  # noqa: E402
 
+WEBSHOP_FIELDS = " [SEP] "
 LAYOUTS: dict[str, dict[str, Any]] = {
     "single + working memory (before)": {
         "agent": {"perception": {"layout": "single", "budget_tokens": 2048}},
@@ -82,6 +84,10 @@ def main() -> None:
             f"transcript, full turns + {DEFAULT_ADAPTER}": {"agent": {}, "adapter": DEFAULT_ADAPTER},
             f"transcript, compact turns + {Path(args.turns).name}": {
                 "agent": {"perception": {"turn_style": "compact"}},
+                "adapter": args.turns,
+            },
+            f"compact turns, fields on lines + {Path(args.turns).name}": {
+                "agent": {"perception": {"turn_style": "compact", "field_separator": WEBSHOP_FIELDS}},
                 "adapter": args.turns,
             },
         }

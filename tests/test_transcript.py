@@ -165,3 +165,39 @@ def test_compact_turn_folds_actions_named_in_an_earlier_turn_on_fault_trees():
 def test_turn_style_validated():
     with pytest.raises(ValueError, match="turn_style must be one of full, compact"):
         PerceptionConfig(turn_style="terse")
+
+
+def test_compact_turn_puts_an_envs_fields_on_lines():
+    """A field separator the env prints (WebShop's ` [SEP] `, 3-4 tokens) becomes one line break; what the page
+    names still folds, and without the option the observation is left as it is."""
+    task = "Find a red cotton shirt under 30 dollars, size medium."
+    obs = f"Instruction: [SEP] {task} [SEP] Back to Search [SEP] B01 [SEP] Red cotton shirt [SEP] $25 [SEP] B02 [SEP] Blue"
+    actions = ["click[back to search]", "click[b01]", "click[b02]"]
+    lines = _compact(field_separator=" [SEP] ").build(instruction=task, observation=obs, available_actions=actions)
+    assert "[SEP]" not in lines.turn
+    assert "Instruction:\n(the task above)\nBack to Search\nB01\nRed cotton shirt\n$25\nB02\nBlue\n" in lines.turn
+    assert "- click[<a name shown above>]" in lines.turn and "click[b01]" not in lines.turn
+    plain = _compact().build(instruction=task, observation=obs, available_actions=actions)
+    assert "Back to Search [SEP] B01 [SEP] Red cotton shirt" in plain.turn
+    assert approx_tokens(lines.turn) < approx_tokens(plain.turn)
+
+
+def test_fields_on_lines_on_webshop_change_no_action_and_every_prompt_extends_the_last():
+    """The scripted expert on real WebShop goals: the same actions and rewards with fields on lines, no `[SEP]`
+    left in any prompt, and each prompt still the previous one plus the reply and the new turn (KV reuse)."""
+    import envs  # noqa: F401  (registers agentsim/WebShop-v0)
+
+    def run(seed: int, **kw):
+        env = gym.make("agentsim/WebShop-v0", split="test", num_products=2_000)
+        agent = Agent(ScriptedBrain(), Perception(PerceptionConfig(turn_style="compact", **kw)))
+        return run_episode(env, agent, seed=seed)
+
+    for seed in range(3):
+        lines, plain = run(seed, field_separator=" [SEP] "), run(seed)
+        assert [s.action for s in lines.steps] == [s.action for s in plain.steps]
+        assert lines.outcome.reward == plain.outcome.reward
+        prompts = _prompts(lines)
+        assert not any("[SEP]" in s.messages[-1]["content"] for s in lines.steps)
+        for i in range(1, len(prompts)):
+            assert prompts[i].startswith(prompts[i - 1] + f"{lines.steps[i - 1].raw_output}<end_of_turn>\n")
+        assert sum(map(approx_tokens, prompts)) < sum(map(approx_tokens, _prompts(plain)))

@@ -100,6 +100,19 @@ def test_auto_perception_follows_the_brain_and_an_explicit_value_wins(monkeypatc
     assert resolved("faulttree", {"name": "local"}) == ("full", 2048)  # no adapter key: the base model
     assert resolved("faulttree", {"name": "local", "adapter": "/my/lora.gguf"}) == ("full", 2048)
     assert resolved("webshop", auto) == ("compact", 2048)  # the env's listed preference
+
+    def separator(brain: dict, perception: dict | None = None) -> str | None:
+        raw = {"env": {"name": "webshop", "id": "webshop"}, "brain": brain, "agent": {"perception": perception or {}}}
+        return validate_config(RunConfig, {**raw, "out": "x"}).agent.perception.field_separator
+
+    # WebShop's fields go on lines with the turns the default was measured on, not with others; explicit wins
+    assert separator(auto) == " [SEP] " and separator(auto, {"turn_style": "compact"}) == " [SEP] "
+    assert separator(auto, {"turn_style": "full"}) == "" and separator({"name": "scripted"}) == ""
+    assert separator({"name": "local", "adapter": "agentsim-compact"}) == ""  # a named adapter: its turns only
+    assert (
+        separator(auto, {"field_separator": ""}) == ""
+        and separator({"name": "openai"}, {"field_separator": "|"}) == "|"
+    )
     monkeypatch.delitem(model_files.ENV_PERCEPTION, "webshop")
     assert resolved("webshop", auto) == ("full", 2048)  # no preference listed for the env
     # outside RunConfig (no brain or env known) auto is full turns in 2,048 tokens
