@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agents.brains.model_files import AUTO, perception_for
 from agents.core.agent import Agent
+from agents.perception import SEPARATOR_ERROR
 from agents.perception import PerceptionConfig as PerceptionDefaults
 
 _PERCEPTION = PerceptionDefaults()
@@ -73,9 +74,16 @@ class PerceptionConfig(Strict):
     # transcript: `compact` turns leave out what the prompt already holds (needs an adapter trained on them)
     # auto = the turns the brain's adapter was trained on (`resolve_perception`), else full
     turn_style: Literal["auto", "full", "compact"] = "auto"
-    # compact turns: the env's field separator (WebShop's ` [SEP] `) put as line breaks; None = as the env's
+    # an env's field separator (WebShop's ` [SEP] `) shown as line breaks; None = as the env's
     # default policy was measured (ENV_PERCEPTION) when the turns are the ones it was measured on, else none
     field_separator: str | None = None
+
+    @field_validator("field_separator")
+    @classmethod
+    def _visible(cls, v: str | None) -> str | None:
+        if v and not v.strip():
+            raise ValueError(SEPARATOR_ERROR.format(v))
+        return v
 
 
 class AgentConfig(Strict):

@@ -36,6 +36,7 @@ TURN_STYLES = ("full", "compact")
 UNCHANGED_TURN = "Unchanged: the same observation and actions as in the last turn.\n"
 TASK_MENTION = "(the task above)"
 NAMED_ON_PAGE = "<a name shown above>"
+SEPARATOR_ERROR = "perception field_separator must show a character (e.g. ' [SEP] '), or be empty for none; got {!r}"
 
 
 @dataclass
@@ -52,7 +53,7 @@ class PerceptionConfig:
     compact_chars: int = 200  # `transcript`: observation kept in a compacted past turn
     # `transcript`: `compact` does not repeat in a turn what the prompt already holds (see `compact_turn`)
     turn_style: str = "full"
-    # `compact` turns: the env's field separator (WebShop's ` [SEP] `, 3 tokens) becomes a line break (1 token)
+    # an env's field separator (WebShop's ` [SEP] `, 4 tokens) shown as a line break (1 token)
     field_separator: str = ""
 
     def __post_init__(self) -> None:
@@ -60,6 +61,8 @@ class PerceptionConfig:
             raise ValueError(f"perception layout must be one of {', '.join(LAYOUTS)}; got {self.layout!r}")
         if self.turn_style not in TURN_STYLES:
             raise ValueError(f"perception turn_style must be one of {', '.join(TURN_STYLES)}; got {self.turn_style!r}")
+        if self.field_separator and not self.field_separator.strip():
+            raise ValueError(SEPARATOR_ERROR.format(self.field_separator))
 
 
 @dataclass
@@ -77,21 +80,21 @@ def view_digest(observation: str, actions: list[str]) -> str:
     return hashlib.blake2b("\x00".join([observation, *actions]).encode(), digest_size=12).hexdigest()
 
 
-def compact_turn(
-    observation: str, instruction: str, actions: list[str], shown: str = "", field_separator: str = ""
-) -> tuple[str, list[str]]:
+def fields_on_lines(observation: str, separator: str) -> str:
+    """The observation with each field the separator delimits on a line of its own: the same text, fewer tokens."""
+    return "\n".join(f.strip() for f in observation.split(separator.strip()))
+
+
+def compact_turn(observation: str, instruction: str, actions: list[str], shown: str = "") -> tuple[str, list[str]]:
     """The observation and action list without what the prompt already says, for any env.
 
     The task is in the system turn, so an observation that quotes it refers to it instead. Concrete actions
     `verb[name]` whose name the observation or `shown` names (the past observations the prompt still holds, such
     as a fault tree stated once at the start) fold into one `verb[<a name shown above>]` line per verb, when that
     line is shorter than theirs; templates like `search[...]` and actions nothing above names stay listed. The
-    brain still ranks every available action: only the prompt is shorter (docs/policy.md). A `field_separator`
-    the env puts between fields becomes a line break."""
+    brain still ranks every available action: only the prompt is shorter (docs/policy.md)."""
     if len(instruction) > 20 and instruction in observation:
         observation = observation.replace(instruction, TASK_MENTION)
-    if field_separator:
-        observation = "\n".join(f.strip() for f in observation.split(field_separator.strip()))
     low = f"{shown}\n{observation}".lower()
     named: dict[str, list[str]] = {}
     for a in actions:
@@ -154,13 +157,15 @@ class Perception:
         room = max(64, c.budget_tokens - fixed)
 
         actions = list(action_templates or []) + list(available_actions or [])
+        if c.field_separator:
+            observation = fields_on_lines(observation, c.field_separator)
         view_key = ""
         if c.layout == "transcript" and c.turn_style == "compact":
             view_key = view_digest(observation, actions)
             if history is not None and history.last_view_key == view_key and not feedback and not memory_context:
                 return self._finish_transcript(system, system_tokens, UNCHANGED_TURN, [], history, view_key, "")
             shown = history.shown_observations() if history is not None else ""
-            observation, actions = compact_turn(observation, instruction, actions, shown, c.field_separator)
+            observation, actions = compact_turn(observation, instruction, actions, shown)
         actions_block = ""
         if actions:
             listed = actions[: c.max_actions_listed]

@@ -168,7 +168,7 @@ def test_turn_style_validated():
 
 
 def test_compact_turn_puts_an_envs_fields_on_lines():
-    """A field separator the env prints (WebShop's ` [SEP] `, 3-4 tokens) becomes one line break; what the page
+    """A field separator the env prints (WebShop's ` [SEP] `, 4 tokens) becomes one line break; what the page
     names still folds, and without the option the observation is left as it is."""
     task = "Find a red cotton shirt under 30 dollars, size medium."
     obs = f"Instruction: [SEP] {task} [SEP] Back to Search [SEP] B01 [SEP] Red cotton shirt [SEP] $25 [SEP] B02 [SEP] Blue"
@@ -180,6 +180,8 @@ def test_compact_turn_puts_an_envs_fields_on_lines():
     plain = _compact().build(instruction=task, observation=obs, available_actions=actions)
     assert "Back to Search [SEP] B01 [SEP] Red cotton shirt" in plain.turn
     assert approx_tokens(lines.turn) < approx_tokens(plain.turn)
+    full = Perception(PerceptionConfig(budget_tokens=4000, field_separator=" [SEP] "))  # any turn style
+    assert "Back to Search\nB01\n" in full.build(instruction=task, observation=obs, available_actions=actions).turn
 
 
 def test_fields_on_lines_on_webshop_change_no_action_and_every_prompt_extends_the_last():

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
+from agents.perception import PerceptionConfig
 from tests.toy_env import ENV_ID
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,7 @@ def cli(module: str, *args: str, timeout: float = 300) -> subprocess.CompletedPr
         ("+epsiodes=3", "epsiodes"),
         ("memory=working", None),
         ("+memory.budget_tokens=100", "agent.memory_budget_tokens"),
+        ("agent.perception.field_separator=' '", "agent.perception.field_separator"),
     ],
 )
 def test_run_refuses_bad_values_before_any_episode(tmp_path: Path, override: str, key: str | None) -> None:
@@ -63,6 +65,18 @@ def test_unknown_key_lists_the_valid_ones() -> None:
         validate_config(RunConfig, {"env": {"id": "x"}, "out": "o", "episods": 3})
     msg = str(e.value)
     assert "unknown key 'episods'" in msg and "episodes" in msg and "max_invalid" in msg
+
+
+def test_a_blank_field_separator_is_refused_and_says_what_is_allowed() -> None:
+    """Splitting on whitespace alone would cut every word onto its own line: refused, with the allowed values."""
+    raw = {"env": {"id": "x"}, "out": "o", "agent": {"perception": {"field_separator": "  "}}}
+    with pytest.raises(ConfigError) as e:
+        validate_config(RunConfig, raw)
+    assert "field_separator" in str(e.value) and "' [SEP] '" in str(e.value) and "empty for none" in str(e.value)
+    with pytest.raises(ValueError, match="field_separator"):
+        PerceptionConfig(field_separator="\t")
+    ok = validate_config(RunConfig, {**raw, "agent": {"perception": {"field_separator": " | "}}})
+    assert ok.agent.perception.field_separator == " | "
 
 
 def test_collect_validates_the_same_way() -> None:
