@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -42,6 +44,15 @@ class PolicyTrainConfig(BaseModel):
     accumulate: int = Field(default=4, ge=1)  # sequences per optimiser update
     max_updates: int | None = Field(default=None, ge=1)
     eval_every: int = Field(default=20, ge=1)  # updates between held-out evaluations and checkpoints
+    # pick best/ by playing: mean final reward of `select_episodes` goals of each `select_envs` env (the same seeds
+    # at every evaluation), the checkpoint served by llama.cpp as the brain serves it; 0 = by held-out action loss
+    select_episodes: int = Field(default=0, ge=0)
+    select_envs: list[dict[str, Any]] = Field(
+        default_factory=lambda: [{"name": "webshop", "id": "agentsim/WebShop-v0", "kwargs": {"split": "eval"}}]
+    )
+    select_agent: dict[str, Any] = Field(default_factory=dict)  # agent keys, e.g. {perception: {turn_style: compact}}
+    select_seed: int = Field(default=0, ge=0)
+    select_temperature: float = Field(default=0.7, ge=0.0)  # the main job's
     threads: int | None = None  # torch threads (default: all cores)
     seed: int = 0
     gguf: bool = True  # convert the best adapter to a llama.cpp GGUF adapter at the end (out/adapter.gguf)

@@ -7,8 +7,9 @@ scores its prompts (`agents.policy.sft_data`); attach LoRA to the top `lora.laye
 the action tokens only (the 262k-word output layer is most of a step's cost otherwise), take their
 cross-entropy, accumulate, step AdamW with a short warmup and linear decay. Every `eval_every`
 updates: held-out loss and action accuracy (every token of the action predicted, teacher-forced),
-a resumable checkpoint, and `best/` by held-out action loss (the brain ranks actions by likelihood). At the end `best/` is converted to
-a llama.cpp adapter (`adapter.gguf`) that `brain.adapter=` serves at llama.cpp speed.
+a resumable checkpoint, and `best/` by held-out action loss (the brain ranks actions by likelihood), or with
+`select_episodes=N` by the mean reward of N fixed held-out goals played by the checkpoint (`agents.policy.select`).
+At the end `best/` is converted to a llama.cpp adapter (`adapter.gguf`) that `brain.adapter=` serves at llama.cpp speed.
 
 Outputs in ${out}: checkpoint/ (adapter + trainer_state.pt), best/, adapter.gguf, history.json.
 """
@@ -248,6 +249,8 @@ class PolicyTrainer:
             "train_tokens_per_epoch": n_tokens,
             "heldout_sequences": len(heldout),
             "updates": state["update"],
+            "best_update": state.get("best_update"),
+            "selected_by": "heldout_reward" if cfg.select_episodes else "heldout_loss",
             "train_seconds_this_run": elapsed,
             "train_tokens_per_s": train_tokens / elapsed if elapsed > 0 else 0.0,
             "seconds_per_epoch_estimate": n_tokens / (train_tokens / elapsed) if train_tokens else None,
@@ -267,23 +270,42 @@ class PolicyTrainer:
     def _checkpoint(
         self, model: Any, opt: torch.optim.Optimizer, state: dict[str, Any], heldout: list[Sequence], train_loss: float
     ) -> None:
+        cfg = self.cfg
         metrics = evaluate(model, heldout) if heldout else {}
         row = {"update": state["update"], "train_loss": train_loss, **{f"heldout_{k}": v for k, v in metrics.items()}}
-        self.history.append(row)
-        state["history"] = self.history
-        log.info("update %d: %s", state["update"], {k: round(v, 4) for k, v in row.items()})
         # the brain ranks actions by their mean token log-likelihood, so held-out loss on actions is the
         # quantity it acts on; greedy action accuracy (every token the argmax) is reported beside it
         score = -metrics["loss"] if metrics else -train_loss
+        if cfg.select_episodes:  # or what the user gets: the checkpoint played on fixed held-out goals
+            from agents.policy.select import play_checkpoint
+
+            write_folder(self.out / "select", lambda tmp: model.save_pretrained(str(tmp)))
+            played = play_checkpoint(
+                self.out / "select",
+                model=cfg.model,
+                envs=cfg.select_envs,
+                episodes=cfg.select_episodes,
+                agent=cfg.select_agent,
+                seed=cfg.select_seed,
+                temperature=cfg.select_temperature,
+                threads=cfg.threads,
+            )
+            row |= {"heldout_reward": played.reward, "heldout_success": played.success}
+            row |= {f"heldout_reward_{env}": r for env, r in played.per_env.items()}
+            score = played.reward
+        self.history.append(row)
+        state["history"] = self.history
+        log.info("update %d: %s", state["update"], {k: round(v, 4) for k, v in row.items()})
         if score > state["best"]:
             state["best"] = score
+            state["best_update"] = state["update"]
             write_folder(self.out / "best", lambda tmp: model.save_pretrained(str(tmp)))
         self._save(model, opt, state, self.out / "checkpoint")
 
 
 def history_table(history: list[dict[str, Any]]) -> Table:
     table = Table(title="policy training")
-    cols = ["update", "train_loss", "heldout_loss", "heldout_token_acc", "heldout_action_acc"]
+    cols = ["update", "train_loss", "heldout_loss", "heldout_token_acc", "heldout_action_acc", "heldout_reward"]
     for c in cols:
         table.add_column(c, justify="right")
     for row in history:

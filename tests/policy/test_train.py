@@ -108,3 +108,38 @@ def test_nothing_to_train_on_is_a_clear_error(store, tmp_path):
 
     with pytest.raises(ValueError, match="no training sequences"):
         train({"data": [str(store)], "out": str(tmp_path / "r"), "min_reward": 5.0, "progress": False})
+
+
+def test_best_checkpoint_by_held_out_reward_played_by_llama_cpp(store, tmp_path):
+    """`select_episodes`: every evaluation plays the same held-out goals with the checkpoint served by llama.cpp,
+    and best/ is the checkpoint with the highest mean reward (the first of equals), not the lowest loss."""
+    torch = pytest.importorskip("torch")
+    from agents.policy.train import train
+
+    torch.set_num_threads(1)
+    cfg = {
+        "data": [str(store)],
+        "out": str(tmp_path / "run"),
+        "eval_fraction": 0.3,
+        "accumulate": 1,
+        "max_updates": 3,
+        "eval_every": 1,
+        "lora": {"r": 4, "layers": 1},
+        "lr": 5e-3,
+        "gguf": False,
+        "progress": False,
+        "select_episodes": 2,
+        "select_envs": [{"id": ENV_ID, "kwargs": {"length": 4}, "max_steps": 6}],
+        "select_seed": 100,
+        "threads": 1,
+    }
+    history = train(cfg)
+    assert [h["update"] for h in history] == [1, 2, 3]
+    rewards = [h["heldout_reward"] for h in history]
+    assert all(0.0 <= r <= 1.0 for r in rewards) and all("heldout_loss" in h for h in history)
+    assert all(set(h) >= {"heldout_success", f"heldout_reward_{ENV_ID}"} for h in history)
+    summary = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert summary["selected_by"] == "heldout_reward"
+    assert summary["best_update"] == history[rewards.index(max(rewards))]["update"]
+    assert (tmp_path / "run" / "best" / "adapter_model.safetensors").exists()
+    assert (tmp_path / "run" / "select" / "adapter.gguf").exists()  # what was played: llama.cpp's adapter
