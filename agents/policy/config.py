@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.config import AgentConfig
+
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
@@ -50,7 +52,7 @@ class PolicyTrainConfig(BaseModel):
     select_envs: list[dict[str, Any]] = Field(
         default_factory=lambda: [{"name": "webshop", "id": "agentsim/WebShop-v0", "kwargs": {"split": "eval"}}]
     )
-    select_agent: dict[str, Any] = Field(default_factory=dict)  # agent keys, e.g. {perception: {turn_style: compact}}
+    select_agent: AgentConfig = Field(default_factory=AgentConfig)  # e.g. select_agent.perception.turn_style=compact
     select_seed: int = Field(default=0, ge=0)
     select_temperature: float = Field(default=0.7, ge=0.0)  # the main job's
     threads: int | None = None  # torch threads (default: all cores)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.config import AgentConfig
+
 log = logging.getLogger(__name__)
 
 
@@ -32,7 +34,7 @@ def play_checkpoint(
     model: str,
     envs: list[dict[str, Any]],
     episodes: int,
-    agent: dict[str, Any],
+    agent: AgentConfig,
     seed: int,
     temperature: float,
     threads: int | None = None,

@@ -233,7 +233,7 @@ class PolicyTrainer:
                 (loss / cfg.accumulate).backward()
                 losses.append(loss.item())
                 train_tokens += len(s.ids)
-                if (k + 1) % cfg.accumulate:
+                if (k + 1) % cfg.accumulate and k + 1 < len(order):  # the last update may take fewer sequences
                     continue
                 torch.nn.utils.clip_grad_norm_(params, 1.0)
                 opt.step()

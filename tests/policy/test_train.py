@@ -143,3 +143,16 @@ def test_best_checkpoint_by_held_out_reward_played_by_llama_cpp(store, tmp_path)
     assert summary["best_update"] == history[rewards.index(max(rewards))]["update"]
     assert (tmp_path / "run" / "best" / "adapter_model.safetensors").exists()
     assert (tmp_path / "run" / "select" / "adapter.gguf").exists()  # what was played: llama.cpp's adapter
+
+
+def test_an_epoch_that_does_not_divide_into_updates_still_trains_and_evaluates_its_end(store, tmp_path):
+    """Six sequences in updates of four: the second update takes the last two and is evaluated (it was dropped)."""
+    torch = pytest.importorskip("torch")
+    from agents.policy.train import train
+
+    torch.set_num_threads(1)
+    cfg = {"data": [str(store)], "out": str(tmp_path / "r"), "eval_fraction": 0.0, "accumulate": 4, "eval_every": 5}
+    history = train({**cfg, "lora": {"r": 4, "layers": 1}, "gguf": False, "progress": False})
+    summary = json.loads((tmp_path / "r" / "history.json").read_text())
+    assert summary["train_sequences"] == 6 and summary["updates"] == 2
+    assert [h["update"] for h in history] == [2]  # the epoch's last update is always evaluated
