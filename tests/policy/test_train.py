@@ -70,24 +70,30 @@ def test_filters_and_bad_stores(local_brain, store, tmp_path):
 
 
 @pytest.mark.slow
-def test_train_resume_and_serve(store, tmp_path):
-    torch = pytest.importorskip("torch")
-    from agents.brains.local import LocalBrain
-    from agents.policy.train import train
-
-    torch.set_num_threads(1)  # a shared 2-core machine: OpenMP barriers stall with 2 busy threads
+def tiny_run(store: Path, out: Path, **over) -> dict:
+    """A training config small enough for CI: rank-4 LoRA on one layer, one sequence an update, every update
+    evaluated, no GGUF unless asked."""
     cfg = {
         "data": [str(store)],
-        "out": str(tmp_path / "run"),
+        "out": str(out),
         "eval_fraction": 0.3,
         "accumulate": 1,
-        "max_updates": 2,
         "eval_every": 1,
         "lora": {"r": 4, "layers": 1},
         "lr": 1e-3,
         "gguf": False,
         "progress": False,
     }
+    return {**cfg, **over}
+
+
+def test_train_resume_and_serve(store, tmp_path):
+    torch = pytest.importorskip("torch")
+    from agents.brains.local import LocalBrain
+    from agents.policy.train import train
+
+    torch.set_num_threads(1)  # a shared 2-core machine: OpenMP barriers stall with 2 busy threads
+    cfg = tiny_run(store, tmp_path / "run", max_updates=2)
     history = train({**cfg, "max_updates": 1})
     assert [h["update"] for h in history] == [1]
     state = torch.load(tmp_path / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
@@ -117,22 +123,16 @@ def test_best_checkpoint_by_held_out_reward_played_by_llama_cpp(store, tmp_path)
     from agents.policy.train import train
 
     torch.set_num_threads(1)
-    cfg = {
-        "data": [str(store)],
-        "out": str(tmp_path / "run"),
-        "eval_fraction": 0.3,
-        "accumulate": 1,
-        "max_updates": 3,
-        "eval_every": 1,
-        "lora": {"r": 4, "layers": 1},
-        "lr": 5e-3,
-        "gguf": False,
-        "progress": False,
-        "select_episodes": 2,
-        "select_envs": [{"id": ENV_ID, "kwargs": {"length": 4}, "max_steps": 6}],
-        "select_seed": 100,
-        "threads": 1,
-    }
+    cfg = tiny_run(
+        store,
+        tmp_path / "run",
+        max_updates=3,
+        lr=5e-3,
+        select_episodes=2,
+        select_envs=[{"id": ENV_ID, "kwargs": {"length": 4}, "max_steps": 6}],
+        select_seed=100,
+        threads=1,
+    )
     history = train(cfg)
     assert [h["update"] for h in history] == [1, 2, 3]
     rewards = [h["heldout_reward"] for h in history]
@@ -151,8 +151,7 @@ def test_an_epoch_that_does_not_divide_into_updates_still_trains_and_evaluates_i
     from agents.policy.train import train
 
     torch.set_num_threads(1)
-    cfg = {"data": [str(store)], "out": str(tmp_path / "r"), "eval_fraction": 0.0, "accumulate": 4, "eval_every": 5}
-    history = train({**cfg, "lora": {"r": 4, "layers": 1}, "gguf": False, "progress": False})
+    history = train(tiny_run(store, tmp_path / "r", eval_fraction=0.0, accumulate=4, eval_every=5, lr=3e-4))
     summary = json.loads((tmp_path / "r" / "history.json").read_text())
     assert summary["train_sequences"] == 6 and summary["updates"] == 2
     assert [h["update"] for h in history] == [2]  # the epoch's last update is always evaluated
