@@ -1,0 +1,251 @@
+"""A SQLite index beside a `trajectories.jsonl`: one row per episode (its byte range and the numbers a table shows).
+
+The store is append-only, so the index remembers how many bytes it has read and, when the file
+grows, reads only the new complete lines (a torn last line waits until its newline arrives). A
+store that was replaced or shrank (a society rewrites its store at the end) is indexed again.
+Pages read a row's byte range and parse that one line: a 100k-episode store never gets loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+INDEX_NAME = "trajectories.index.sqlite"
+INDEX_VERSION = "1"
+HEAD_BYTES = 4096  # the store's first bytes identify it: a rewritten store starts differently
+BATCH_LINES = 2000  # rows written per transaction while catching up
+INSTRUCTION_CHARS = 300  # what the episode table shows and the text filter searches
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS episodes (
+    row INTEGER PRIMARY KEY,           -- 1.. in file order
+    offset INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    episode_id TEXT NOT NULL,
+    seed INTEGER,
+    env TEXT, brain TEXT, model TEXT,
+    instruction TEXT,
+    success INTEGER, reward REAL, total_reward REAL,
+    steps INTEGER, invalid INTEGER, parse_failures INTEGER,
+    tokens_in INTEGER, tokens_out INTEGER, wall_s REAL, brain_s REAL,
+    truncated INTEGER, truncation_reason TEXT,
+    has_prm INTEGER, has_candidates INTEGER,
+    started_at REAL, finished_at REAL,
+    agent TEXT                         -- a society's agent id (meta.agent), else NULL
+);
+CREATE INDEX IF NOT EXISTS episodes_seed ON episodes(seed);
+CREATE INDEX IF NOT EXISTS episodes_id ON episodes(episode_id);
+"""
+
+COLUMNS = (
+    "row offset length episode_id seed env brain model instruction success reward total_reward steps invalid "
+    "parse_failures tokens_in tokens_out wall_s brain_s truncated truncation_reason has_prm has_candidates "
+    "started_at finished_at agent"
+).split()
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """How far the index has read its store, and what it found."""
+
+    episodes: int
+    indexed_bytes: int
+    store_bytes: int
+    skipped_lines: int  # lines that were not an episode (torn by a crash, or not JSON)
+
+
+def _num(x: Any, default: float = 0.0) -> float:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else default
+
+
+def row_of(line: bytes, offset: int) -> tuple[Any, ...] | None:
+    """The index row of one JSONL line, or None when it is not an episode record."""
+    try:
+        ep = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(ep, dict) or not isinstance(ep.get("episode_id"), str):
+        return None
+    out = ep.get("outcome") if isinstance(ep.get("outcome"), dict) else {}
+    st = ep.get("stats") if isinstance(ep.get("stats"), dict) else {}
+    steps = ep.get("steps") if isinstance(ep.get("steps"), list) else []
+    steps = [s for s in steps if isinstance(s, dict)]
+    meta = ep.get("meta") if isinstance(ep.get("meta"), dict) else {}
+    seed = ep.get("seed")
+    return (
+        offset,
+        len(line),
+        ep["episode_id"],
+        seed if isinstance(seed, int) else None,
+        str(ep.get("env", "")),
+        str(ep.get("brain", "")),
+        str(ep.get("model", "")),
+        str(ep.get("instruction", ""))[:INSTRUCTION_CHARS],
+        int(bool(out.get("success"))),
+        _num(out.get("reward")),
+        _num(out.get("total_reward")),
+        int(_num(st.get("steps"), len(steps))),
+        int(_num(st.get("invalid_actions"))),
+        int(_num(st.get("parse_failures"))),
+        int(_num(st.get("tokens_in"))),
+        int(_num(st.get("tokens_out"))),
+        _num(st.get("wall_time_s")),
+        _num(st.get("brain_time_s")),
+        int(bool(out.get("truncated"))),
+        out.get("truncation_reason") if isinstance(out.get("truncation_reason"), str) else None,
+        int(any(s.get("prm_score") is not None for s in steps)),
+        int(any(s.get("candidates") for s in steps)),
+        _num(ep.get("started_at")),
+        _num(ep.get("finished_at")),
+        str(meta["agent"]) if "agent" in meta else None,
+    )
+
+
+def _head_digest(path: Path, upto: int) -> str:
+    """A digest of the store's first bytes (at most `upto`, the part already indexed)."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read(min(HEAD_BYTES, upto))).hexdigest()[:16]
+
+
+def _fallback_dir() -> Path:
+    d = Path(tempfile.gettempdir()) / f"agentsim-ui-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    d.mkdir(mode=0o700, exist_ok=True)
+    return d
+
+
+class EpisodeIndex:
+    """The index of one store; `refresh()` catches up with the file, `query`/`read_line` answer pages."""
+
+    def __init__(self, store: Path) -> None:
+        self.store = store
+        self.path = store.with_name(INDEX_NAME)
+        if not os.access(store.parent, os.W_OK):  # a read-only run folder: keep the index in a private temp dir
+            key = hashlib.sha256(str(store.resolve()).encode()).hexdigest()[:16]
+            self.path = _fallback_dir() / f"{key}.sqlite"
+        self._lock = threading.Lock()  # one writer per index in this process
+        with self._connect() as db:
+            db.executescript(SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=30)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            yield db
+            db.commit()
+        finally:
+            db.close()
+
+    def _meta(self, db: sqlite3.Connection) -> dict[str, str]:
+        return dict(db.execute("SELECT key, value FROM meta").fetchall())
+
+    def _reset(self, db: sqlite3.Connection, head: str, inode: int) -> None:
+        db.execute("DELETE FROM episodes")
+        db.execute("DELETE FROM meta")
+        for k, v in {"version": INDEX_VERSION, "head": head, "inode": str(inode), "bytes": "0", "skipped": "0"}.items():
+            db.execute("INSERT INTO meta VALUES (?, ?)", (k, v))
+
+    def refresh(self) -> IndexState:
+        """Index the lines appended since the last call (all of them the first time, or after a rewrite)."""
+        with self._lock, self._connect() as db:
+            try:
+                st = os.stat(self.store)
+            except FileNotFoundError:
+                return IndexState(0, 0, 0, 0)
+            meta = self._meta(db)
+            done = int(meta.get("bytes", "0"))
+            same = (
+                meta.get("version") == INDEX_VERSION
+                and meta.get("inode") == str(st.st_ino)
+                and done <= st.st_size
+                and meta.get("head") == _head_digest(self.store, done)
+            )
+            if not same:
+                if meta:
+                    log.info("%s was rewritten: indexing it again", self.store)
+                self._reset(db, _head_digest(self.store, 0), st.st_ino)
+                done = 0
+            if st.st_size > done:
+                before, done = done, self._catch_up(db, done, st.st_size)
+                if before < HEAD_BYTES:  # the digest covers the first bytes indexed: they grew
+                    db.execute("UPDATE meta SET value=? WHERE key='head'", (_head_digest(self.store, done),))
+            return self._state(db, st.st_size)
+
+    def _catch_up(self, db: sqlite3.Connection, start: int, end: int) -> int:
+        """Read complete lines in [start, end); returns the offset after the last complete line."""
+        skipped = int(self._meta(db).get("skipped", "0"))
+        pos = start
+        batch: list[tuple[Any, ...]] = []
+        with open(self.store, "rb") as f:
+            f.seek(start)
+            while pos < end:
+                line = f.readline(end - pos)
+                if not line.endswith(b"\n"):
+                    break  # a line still being written (or torn): index it once it is whole
+                if line.strip():
+                    row = row_of(line, pos)
+                    if row is None:
+                        skipped += 1
+                    else:
+                        batch.append(row)
+                pos += len(line)
+                if len(batch) >= BATCH_LINES:
+                    self._write(db, batch, pos, skipped)
+                    batch = []
+        self._write(db, batch, pos, skipped)
+        return pos
+
+    def _write(self, db: sqlite3.Connection, rows: list[tuple[Any, ...]], pos: int, skipped: int) -> None:
+        db.executemany(f"INSERT INTO episodes ({', '.join(COLUMNS[1:])}) VALUES ({', '.join('?' * 25)})", rows)
+        db.execute("UPDATE meta SET value=? WHERE key='bytes'", (str(pos),))
+        db.execute("UPDATE meta SET value=? WHERE key='skipped'", (str(skipped),))
+        db.commit()
+
+    def _state(self, db: sqlite3.Connection, size: int) -> IndexState:
+        meta = self._meta(db)
+        n = db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
+        return IndexState(n, int(meta.get("bytes", "0")), size, int(meta.get("skipped", "0")))
+
+    # -- reading ------------------------------------------------------------------------------------
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Rows of a read-only SQL statement over `episodes`, as dicts."""
+        with self._connect() as db:
+            cur = db.execute(sql, params)
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, r)) for r in cur.fetchall()]
+
+    def read_line(self, offset: int, length: int) -> dict[str, Any]:
+        """The episode stored at that byte range, parsed (ValueError when it no longer holds one)."""
+        with open(self.store, "rb") as f:
+            f.seek(offset)
+            line = f.read(length)
+        try:
+            ep = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"the store no longer holds an episode at byte {offset} ({e})") from e
+        if not isinstance(ep, dict):
+            raise ValueError(f"the store's line at byte {offset} is not an episode")
+        return ep
+
+    def query_with(self, other: EpisodeIndex, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """A read-only query over this index's `episodes` and the other's, attached as `b.episodes`."""
+        with self._connect() as db:
+            db.execute("ATTACH DATABASE ? AS b", (str(other.path),))
+            cur = db.execute(sql, params)
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, r)) for r in cur.fetchall()]
