@@ -1,0 +1,121 @@
+"""The UI over a real socket: every page answers, bad names are 404s that say why, nothing outside the runs folder
+is served, it is read-only, and off loopback it needs a token."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agents.ui.__main__ import parse_args
+
+from .conftest import Server, prm_episode, write_store
+
+
+def test_every_page_of_every_run_kind_answers(ui):
+    with httpx.Client(base_url=ui.url) as c:
+        home = c.get("/")
+        assert home.status_code == 200
+        for name in ("expert", "noisy", "prm", "coding", "society"):
+            assert f">{name}</a>" in home.text
+        assert "default-src 'self'" in home.headers["content-security-policy"]
+        run = c.get("/run", params={"run": "expert"})
+        assert run.status_code == 200 and "6</b> episodes" in run.text and "webshop-5" in run.text
+        solved = c.get("/run", params={"run": "noisy", "outcome": "solved"})
+        failed = c.get("/run", params={"run": "noisy", "outcome": "failed"})
+        n_solved, n_failed = solved.text.count('class="ep-link"'), failed.text.count('class="ep-link"')
+        assert n_solved + n_failed == 6
+        ep = c.get("/episode", params={"run": "expert", "ep": "webshop-0"})
+        assert ep.status_code == 200 and "step 1 of" in ep.text and "search[" in ep.text
+        coding = c.get("/episode", params={"run": "coding", "ep": "coding-0"})
+        assert "test_api.py::test_delete" in coding.text and "2/2 hidden tests passed" in coding.text
+        assert "bash[python -m pytest -q]" in coding.text and "return 204" in coding.text
+        soc = c.get("/society", params={"run": "society"})
+        assert soc.status_code == 200 and 'id="node-0"' in soc.text and "erdos_renyi" in soc.text
+        st = c.get("/api/society/state", params={"run": "society", "round": 1}).json()
+        assert len(st["colors"]) == 40 and st["round"] == 1
+        agent = c.get("/society", params={"run": "society", "agent": 0})
+        assert agent.status_code == 200 and "agent_0" in agent.text
+        prog = c.get("/api/progress", params={"run": "prm", "after": 1}).json()
+        assert prog["episodes"] == 3 and [r["row"] for r in prog["rows"]] == [2, 3]
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "status", "says"),
+    [
+        ("/run", {"run": "nope"}, 404, "no run 'nope'"),
+        ("/run", {}, 404, "pass ?run="),
+        ("/run", {"run": "../"}, 404, "not a run name"),
+        ("/run", {"run": "/etc"}, 404, "not a run name"),
+        ("/run", {"run": "expert/../../.."}, 404, "not a run name"),
+        ("/run", {"run": "expert\\..\\.."}, 404, "not a run name"),
+        ("/run", {"run": "x" * 600}, 404, "too long"),
+        ("/run", {"run": "expert", "seed": "abc"}, 400, "seed"),
+        ("/run", {"run": "expert", "outcome": "best"}, 400, "outcome='best' is not one of"),
+        ("/run", {"run": "expert", "page": "0"}, 400, "page=0"),
+        ("/episode", {"run": "expert", "ep": "webshop-99"}, 404, "has no episode 'webshop-99'"),
+        ("/episode", {"run": "expert"}, 404, "pass ?ep="),
+        ("/episode", {"run": "expert", "ep": "webshop-0", "step": "999"}, 404, "there is no step 999"),
+        ("/compare", {"a": "expert", "b": "gone"}, 404, "no run 'gone'"),
+        ("/compare", {"a": "expert", "b": "noisy", "which": "x"}, 400, "which='x'"),
+        ("/society", {"run": "expert"}, 404, "events.sqlite"),
+        ("/society", {"run": "society", "agent": "4000"}, 404, "there is no agent 4000"),
+        ("/api/society/state", {"run": "society", "round": "999"}, 404, "there is no round 999"),
+        ("/api/progress", {"run": "../x"}, 404, "not a run name"),
+        ("/static/../../etc/passwd", {}, 404, "no page"),
+        ("/static/trajectories.jsonl", {}, 404, "no asset"),
+        ("/expert/trajectories.jsonl", {}, 404, "no page"),
+    ],
+)
+def test_bad_names_are_answered_with_what_is_wrong(ui, path, params, status, says):
+    r = httpx.get(ui.url + path, params=params)
+    assert r.status_code == status, r.text
+    assert says in r.text.replace("&#x27;", "'")
+    assert str(ui.url) not in r.text and "Traceback" not in r.text
+
+
+def test_read_only(ui):
+    for method in ("POST", "PUT", "DELETE"):
+        r = httpx.request(method, ui.url + "/run", params={"run": "expert"})
+        assert r.status_code == 405 and "read-only" in r.text
+
+
+def test_a_symlink_out_of_the_runs_folder_is_refused(tmp_path: Path):
+    root = tmp_path / "runs"
+    outside = write_store(tmp_path / "secret", [prm_episode(0)])
+    write_store(root / "ok", [prm_episode(1)])
+    os.symlink(outside, root / "link")  # a run folder that is a link out
+    (root / "file-link").mkdir()
+    os.symlink(outside / "trajectories.jsonl", root / "file-link" / "trajectories.jsonl")  # a store that is a link out
+    with Server(root) as s, httpx.Client(base_url=s.url) as c:
+        assert c.get("/run", params={"run": "ok"}).status_code == 200
+        r = c.get("/run", params={"run": "link"})
+        assert r.status_code == 404 and "outside the runs folder" in r.text
+        r = c.get("/episode", params={"run": "file-link", "ep": "toy-0"})
+        assert r.status_code == 404 and "has no trajectories.jsonl" in r.text and "goal 0" not in r.text
+        assert ">link<" not in c.get("/").text
+
+
+def test_off_loopback_needs_a_token_and_the_browser_keeps_it(tmp_path: Path, capsys):
+    root = write_store(tmp_path / "runs" / "r", [prm_episode(0)]).parent
+    with pytest.raises(SystemExit):
+        parse_args([str(root), "--host", "0.0.0.0"])
+    assert "requires a token" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_args([str(root), "--host", "0.0.0.0", "--token", "short"])
+    assert parse_args([str(root), "--host", "0.0.0.0", "--token", "t" * 32]).token == "t" * 32
+    with pytest.raises(SystemExit):
+        parse_args([str(tmp_path / "missing")])
+    token = "s3cret-token-of-enough-length-0123"
+    with Server(root, token=token) as s, httpx.Client(base_url=s.url) as c:
+        r = c.get("/")
+        assert r.status_code == 401 and "missing bearer token" in r.text
+        assert c.get("/", params={"token": "wrong"}).status_code == 401
+        assert c.get("/", headers={"authorization": f"Bearer {token}"}).status_code == 200
+        r = c.get("/", params={"token": token})
+        assert r.status_code == 200 and "agentsim_ui_token" in r.headers["set-cookie"]
+        assert "HttpOnly" in r.headers["set-cookie"]
+        assert c.get("/run", params={"run": "r"}).status_code == 200  # the cookie carries it now
+        assert c.get("/health").status_code == 200
