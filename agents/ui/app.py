@@ -48,6 +48,16 @@ def _error(request: Request, status: int, message: str) -> Response:
     return HTMLResponse(error_page(status, message), status_code=status, headers=SECURITY_HEADERS)
 
 
+def optional_int(name: str, value: str) -> int | None:
+    """A filter field of a form: empty means no filter, else a whole number."""
+    if not value.strip():
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name}={value[:40]!r} is not a whole number (leave it empty for any)") from None
+
+
 def create_app(runs_dir: str | Path) -> FastAPI:
     """The app serving `runs_dir` (read-only; indexes are written beside stores, or in a temp dir)."""
     root = RunsRoot(runs_dir)
@@ -88,6 +98,10 @@ def create_app(runs_dir: str | Path) -> FastAPI:
     def health() -> dict[str, str]:
         return {"status": "ok"}
 
+    @app.get("/favicon.ico")
+    def favicon() -> Response:  # browsers ask for it on every first visit; there is none
+        return Response(status_code=204)
+
     @app.get("/static/{name}")
     def static(name: str) -> Response:
         if name not in STATIC:
@@ -104,13 +118,14 @@ def create_app(runs_dir: str | Path) -> FastAPI:
         run: str | None = None,
         outcome: str = "all",
         q: str = "",
-        seed: int | None = None,
-        min_steps: int | None = None,
-        max_steps: int | None = None,
+        seed: str = "",
+        min_steps: str = "",
+        max_steps: str = "",
         sort: str = "file",
         page_no: int = Query(1, alias="page"),
     ) -> HTMLResponse:
-        f = EpisodeFilter(outcome, q, seed, min_steps, max_steps, sort, page_no)
+        ints = {k: optional_int(k, v) for k, v in (("seed", seed), ("min_steps", min_steps), ("max_steps", max_steps))}
+        f = EpisodeFilter(outcome, q, ints["seed"], ints["min_steps"], ints["max_steps"], sort, page_no)
         return html(run_page(root, root.run(run), f))
 
     @app.get("/episode", response_class=HTMLResponse)

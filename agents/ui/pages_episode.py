@@ -194,7 +194,7 @@ def episode_page(root: RunsRoot, run: Run, episode_id: str | None, step: int | N
         raise NotFound(f"episode {ep.episode_id!r} has steps 1..{total}; there is no step {step}")
     outline = "".join(
         f"<li><a href='#step-{n}' class='step-jump{' bad' if (s.parse_error or s.env_error) else ''}' data-step='{n}'>"
-        f"{n + 1}. {h((s.action or '(unparsed)')[:60])}</a></li>"
+        f"{h((s.action or '(unparsed)')[:60])}</a></li>"
         for n, s in enumerate(ep.steps)
     )
     steps = "".join(step_section(s, n, total) for n, s in enumerate(ep.steps))

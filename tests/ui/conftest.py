@@ -112,7 +112,10 @@ def coding_episode(seed: int) -> EpisodeRecord:
         "passed": 2,
         "total": 2,
         "pass_fraction": 1.0,
-        "tests": [{"name": "test_api.py::test_delete", "outcome": "passed"}, {"name": "test_api.py::test_get", "outcome": "passed"}],
+        "tests": [
+            {"name": "test_api.py::test_delete", "outcome": "passed"},
+            {"name": "test_api.py::test_get", "outcome": "passed"},
+        ],
         "service_started": True,
         "log": "2 passed",
     }
@@ -120,7 +123,13 @@ def coding_episode(seed: int) -> EpisodeRecord:
         step(0, "bash[ls]", observation="server.py\nrequirements.txt"),
         step(1, "str_replace[server.py]\n<<<<<<< SEARCH\npass\n=======\nreturn 204\n>>>>>>> REPLACE"),
         step(2, "bash[python -m pytest -q]", observation="3 passed in 0.1s"),
-        step(3, "submit[]", observation="Submitted. Hidden tests: 2/2 passed, reward 1.", reward=1.0, info={"grade": grade}),
+        step(
+            3,
+            "submit[]",
+            observation="Submitted. Hidden tests: 2/2 passed, reward 1.",
+            reward=1.0,
+            info={"grade": grade},
+        ),
     ]
     return episode(seed, steps, success=True, env="coding", instruction="Add DELETE /items/{id} to the service.")
 
@@ -161,7 +170,9 @@ class Server:
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(build(str(runs), token), host="127.0.0.1", port=self.port, log_level="warning"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(build(str(runs), token), host="127.0.0.1", port=self.port, log_level="warning")
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> Server:
