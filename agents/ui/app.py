@@ -21,7 +21,7 @@ from agents.ui.html import error_page, h, page, table, url
 from agents.ui.pages_compare import compare_page
 from agents.ui.pages_episode import episode_page
 from agents.ui.pages_runs import EpisodeFilter, run_page, run_totals, runs_page
-from agents.ui.pages_society import society_page, states
+from agents.ui.pages_society import rounds_played, society_page, states
 from agents.ui.runs import TRAJECTORIES, NotFound, RunsRoot
 
 log = logging.getLogger(__name__)
@@ -167,8 +167,10 @@ def create_app(runs_dir: str | Path) -> FastAPI:
     def progress(run: str | None = None, after: int = Query(0, ge=0)) -> JSONResponse:
         """The run's totals and the episodes after row `after` (the live page polls this)."""
         r = root.run(run)
+        rounds = rounds_played(r)
         if r.file(TRAJECTORIES) is None:
-            return JSONResponse({"episodes": 0, "rows": [], "store_bytes": 0}, headers=SECURITY_HEADERS)
+            body0 = {"episodes": 0, "rows": [], "store_bytes": 0, "indexed_bytes": 0, "rounds": rounds}
+            return JSONResponse(body0, headers=SECURITY_HEADERS)
         idx = root.index(r)
         state = idx.refresh()
         totals = run_totals(root, r)
@@ -186,6 +188,7 @@ def create_app(runs_dir: str | Path) -> FastAPI:
             "store_bytes": state.store_bytes,
             "indexed_bytes": state.indexed_bytes,
             "rows": rows[::-1],
+            "rounds": rounds,  # a society's last round so far (its store is written at the end)
         }
         return JSONResponse(body, headers=SECURITY_HEADERS)
 

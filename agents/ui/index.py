@@ -138,14 +138,14 @@ class EpisodeIndex:
             self.path = _fallback_dir() / f"{key}.sqlite"
         self._lock = threading.Lock()  # one writer per index in this process
         with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")  # readers never wait for the catch-up (kept in the file)
             db.executescript(SCHEMA)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         db = sqlite3.connect(self.path, timeout=30)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # the index can be rebuilt from the store: no fsync per batch
             yield db
             db.commit()
         finally:

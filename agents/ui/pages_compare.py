@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from agents.ui.html import fmt, h, page, table, url
+from agents.ui.index import EpisodeIndex
 from agents.ui.pages_episode import load_episode
 from agents.ui.runs import NotFound, Run, RunsRoot
 
@@ -56,13 +55,14 @@ def compare_page(root: RunsRoot, a: Run, b: Run, which: str, page_no: int, seed:
     rows = ia.query_with(
         ib,
         f"SELECT la.seed AS seed, a.episode_id AS ea, b.episode_id AS eb, a.success AS sa, b.success AS sb, "
-        f"a.reward AS ra, b.reward AS rb, a.steps AS na, b.steps AS nb {JOINED} WHERE 1=1{WHICH[which]} "
+        f"a.reward AS ra, b.reward AS rb, a.steps AS na, b.steps AS nb, a.offset AS oa, a.length AS la_, "
+        f"b.offset AS ob, b.length AS lb_ {JOINED} WHERE 1=1{WHICH[which]} "
         f"ORDER BY la.seed LIMIT ? OFFSET ?",
         (PAGE_SIZE, (page_no - 1) * PAGE_SIZE),
     )
     out = []
     for r in rows:
-        diff = _diff_step(root, a, b, r)
+        diff = first_difference(actions(ia, r["oa"], r["la_"]), actions(ib, r["ob"], r["lb_"]))
         out.append(
             [
                 f'<a class="seed-link" href="{url("/compare", a=a.name, b=b.name, seed=r["seed"])}">{r["seed"]}</a>',
@@ -100,10 +100,13 @@ def _outcome(success: int, reward: float, steps: int, href: str) -> str:
     return f'<a href="{href}" class="{"ok" if success else "bad"}">{word}</a> ({100 * reward:.0f}, {steps} steps)'
 
 
-def _diff_step(root: RunsRoot, a: Run, b: Run, r: dict[str, Any]) -> int | None:
-    ea, _ = load_episode(root, a, r["ea"])
-    eb, _ = load_episode(root, b, r["eb"])
-    return first_difference([s.action for s in ea.steps], [s.action for s in eb.steps])
+def actions(idx: EpisodeIndex, offset: int, length: int) -> list[str | None]:
+    """The actions of the episode at that byte range (no full validation: a table cell needs only these)."""
+    try:
+        steps = idx.read_line(offset, length).get("steps")
+    except ValueError:
+        return []
+    return [s.get("action") if isinstance(s, dict) else None for s in steps] if isinstance(steps, list) else []
 
 
 def seed_detail(root: RunsRoot, a: Run, b: Run, seed: int) -> str:

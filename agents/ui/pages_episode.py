@@ -49,6 +49,8 @@ def step_section(s: StepRecord, n: int, total: int) -> str:
         ("tokens in / out", f"{s.tokens_in:,} / {s.tokens_out:,}"),
         ("latency", f"{s.latency_s:.3f} s"),
     ]
+    if s.output_logprobs:
+        facts.append(("output log-likelihood", f"{sum(s.output_logprobs):.3f} over {len(s.output_logprobs)} tokens"))
     if s.prm_score is not None:
         facts.append(("PRM promise", f"{s.prm_score:.4f}"))
     if s.prm_progress is not None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.ui.html import fmt, h, page, pct, table, url
-from agents.ui.runs import SUMMARY, TRAJECTORIES, NotFound, Run, RunsRoot
+from agents.ui.runs import SUMMARY, TRAJECTORIES, Run, RunsRoot
 
 PAGE_SIZE = 50
 SORTS = {"file": "row", "reward": "reward DESC, row", "steps": "steps DESC, row", "seed": "seed, row"}
@@ -45,8 +45,7 @@ def runs_page(root: RunsRoot) -> str:
         links = [f'<a class="run-link" href="{url("/run", run=run.name)}">{h(run.name)}</a>']
         if run.is_society:
             links.append(f'<a href="{url("/society", run=run.name)}">society</a>')
-        if t["episodes"]:
-            links.append(f'<a href="{url("/live", run=run.name)}">live</a>')
+        links.append(f'<a href="{url("/live", run=run.name)}">live</a>')
         rows.append(
             [
                 " · ".join(links),
@@ -65,10 +64,16 @@ def runs_page(root: RunsRoot) -> str:
         body = table(
             ["run", "kind", "env", "brain", "episodes", "success", "mean score", "mean steps"], rows, cls="runs"
         )
-        names = "".join(f'<option value="{h(r.name)}">{h(r.name)}</option>' for r in runs)
+        def options(selected: int) -> str:
+            return "".join(
+                f'<option value="{h(r.name)}"{" selected" if n == selected else ""}>{h(r.name)}</option>'
+                for n, r in enumerate(runs)
+            )
+
         body += (
             "<h2>Compare two runs</h2><form action='/compare' class='compare-form'>"
-            f"<select name='a' id='cmp-a'>{names}</select> vs <select name='b' id='cmp-b'>{names}</select> "
+            f"<select name='a' id='cmp-a'>{options(0)}</select> vs "
+            f"<select name='b' id='cmp-b'>{options(min(1, len(runs) - 1))}</select> "
             "<button type='submit'>compare</button></form>"
         )
     return page("Runs", body)
@@ -130,8 +135,10 @@ def run_page(root: RunsRoot, run: Run, f: EpisodeFilter) -> str:
             f'<p><a id="society-link" href="{url("/society", run=run.name)}">society view</a>: network, rounds, metrics</p>'
         )
     if run.file(TRAJECTORIES) is None:
-        if not head:
-            raise NotFound(f"run {run.name!r} has no {TRAJECTORIES}")
+        head.append(
+            f"<p>No episodes recorded yet ({TRAJECTORIES} is not there). "
+            f"<a href='{url('/live', run=run.name)}'>Follow it live</a>.</p>"
+        )
         return page(run.name, "".join(head), [(run.name, url("/run", run=run.name))])
     idx = root.index(run)
     t = run_totals(root, run)

@@ -78,6 +78,8 @@ def network(run: Run) -> Network:
         note += f" Showing agents 0..{shown - 1} of {n:,}."
     net = Network(n, nodes, edges[:MAX_EDGES], (lo, hi) if lo is not None else None, actions, rounds, note)
     with _lock:
+        if len(_cache) > 32:  # a society still running changes its key every round
+            _cache.clear()
         _cache[key] = net
     return net
 
@@ -126,6 +128,14 @@ def _layout(n: int, edges: list[tuple[int, int]]) -> list[tuple[float, float]]:
         (0.5 + 0.5 * math.cos(2 * math.pi * i / max(n, 1)), 0.5 + 0.5 * math.sin(2 * math.pi * i / max(n, 1)))
         for i in range(n)
     ]
+
+
+def rounds_played(run: Run) -> int | None:
+    """The last round in the event log (it grows while a society runs), or None without one."""
+    if run.file(EVENTS) is None:
+        return None
+    with _events(run) as db:
+        return db.execute("SELECT MAX(round) FROM metrics").fetchone()[0]
 
 
 def _value_color(v: float, lo: float, hi: float) -> str:

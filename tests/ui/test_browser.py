@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 
 from agents.trajectories.store import TrajectoryStore
 
-from .conftest import prm_episode, write_store
+from .conftest import agents_run, prm_episode
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
@@ -106,6 +107,20 @@ def test_prm_chart_links_to_its_steps(ui, page):
     shot(page, "episode_prm")
 
 
+def test_a_coding_trial_shows_commands_edits_and_the_verifier(ui, page):
+    page.goto(ui.url + "/run?run=coding")
+    page.click("a.ep-link")
+    page.wait_for_selector("#verifier")
+    assert "2/2 hidden tests passed" in page.inner_text("#verifier")
+    assert page.locator("table.tests tbody tr").count() == 2
+    commands = page.locator("table.commands tbody tr")
+    assert commands.count() == 3 and "bash[ls]" in commands.nth(0).inner_text()
+    commands.nth(0).locator("summary").click()
+    assert "requirements.txt" in commands.nth(0).inner_text()
+    assert "return 204" in page.inner_text("section.coding pre.diff")
+    shot(page, "coding")
+
+
 def test_compare_two_runs_on_the_same_seeds(ui, page, runs_dir):
     from agents.ui.pages_compare import first_difference
 
@@ -164,26 +179,29 @@ def test_scrub_a_societys_rounds(ui, page):
 
 
 def test_live_page_follows_a_growing_store(ui, page, runs_dir):
-    out = write_store(runs_dir / "growing", [prm_episode(0)])
-    store = TrajectoryStore(out / "trajectories.jsonl")
+    out = runs_dir / "growing"
+    out.mkdir()
+    (out / "trajectories.jsonl").touch()  # a run that has just started
     page.goto(ui.url + "/live?run=growing")
-    expect(page.locator("#live-episodes")).to_have_text("1")
-    assert page.locator("tr.live-row").count() == 1
-    store.append(prm_episode(1))
-    store.append(prm_episode(2))
-    expect(page.locator("#live-episodes")).to_have_text("3")
-    assert page.locator("tr.live-row").count() == 3
+    expect(page.locator("#live-episodes")).to_have_text("0")
+    writer = threading.Thread(target=agents_run, args=(out, 4))  # a real agents.run appending while we watch
+    writer.start()
+    expect(page.locator("#live-episodes")).to_have_text("4", timeout=120_000)
+    writer.join()
+    assert page.locator("tr.live-row").count() == 4
+    store = TrajectoryStore(out / "trajectories.jsonl")
     line = prm_episode(3).model_dump_json() + "\n"
     with open(store.path, "a") as f:  # a writer caught mid-line: the page waits for the whole episode
         f.write(line[:40])
         f.flush()
         indexed, size = store.path.stat().st_size - 40, store.path.stat().st_size
         expect(page.locator("#live-status")).to_contain_text(f"{indexed} of {size} bytes read")  # polled since
-        assert page.inner_text("#live-episodes") == "3"
+        assert page.inner_text("#live-episodes") == "4"
         f.write(line[40:])
-    expect(page.locator("#live-episodes")).to_have_text("4")
-    assert page.locator("tr.live-row").first.inner_text().startswith("4")
-    assert page.inner_text("#live-success") == "50.0%"
+    expect(page.locator("#live-episodes")).to_have_text("5")
+    assert page.locator("tr.live-row").first.inner_text().startswith("5")
+    eps = list(store)
+    assert page.inner_text("#live-success") == f"{100 * sum(e.outcome.success for e in eps) / len(eps):.1f}%"
     shot(page, "live")
     page.click("tr.live-row a >> nth=0")
     page.wait_for_selector("#player")

@@ -107,7 +107,8 @@ function setupLive() {
         box.dataset.after = String(Math.max(Number(box.dataset.after), r.row));
       }
       while (tbody.children.length > 200) tbody.removeChild(tbody.lastChild);
-      status.textContent = "following the store: " + p.indexed_bytes + " of " + p.store_bytes + " bytes read (a partly written episode waits for its end), updated " + new Date().toLocaleTimeString();
+      const rounds = p.rounds === null || p.rounds === undefined ? "" : "society at round " + p.rounds + " · ";
+      status.textContent = rounds + "following the store: " + p.indexed_bytes + " of " + p.store_bytes + " bytes read (a partly written episode waits for its end), updated " + new Date().toLocaleTimeString();
     } catch (e) {
       status.textContent = "waiting for the server (" + e.message + ")";
     }
