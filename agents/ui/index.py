@@ -24,7 +24,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 INDEX_NAME = "trajectories.index.sqlite"
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 HEAD_BYTES = 4096  # the store's first bytes identify it: a rewritten store starts differently
 BATCH_LINES = 2000  # rows written per transaction while catching up
 INSTRUCTION_CHARS = 300  # what the episode table shows and the text filter searches
@@ -45,11 +45,18 @@ CREATE TABLE IF NOT EXISTS episodes (
     truncated INTEGER, truncation_reason TEXT,
     has_prm INTEGER, has_candidates INTEGER,
     started_at REAL, finished_at REAL,
-    agent TEXT                         -- a society's agent id (meta.agent), else NULL
+    agent TEXT,                        -- a society's agent id (meta.agent), else NULL
+    latest INTEGER NOT NULL DEFAULT 1  -- 1 for the last episode of its seed (a resumed run may repeat a seed)
 );
 CREATE INDEX IF NOT EXISTS episodes_seed ON episodes(seed);
 CREATE INDEX IF NOT EXISTS episodes_id ON episodes(episode_id);
+CREATE INDEX IF NOT EXISTS episodes_latest ON episodes(seed) WHERE latest = 1;
+CREATE TABLE IF NOT EXISTS totals (    -- running sums, so totals cost nothing on a 100k-episode store
+    episodes INTEGER, solved INTEGER, reward REAL, steps INTEGER, tokens_in INTEGER, tokens_out INTEGER,
+    with_prm INTEGER
+);
 """
+TOTALS = "episodes solved reward steps tokens_in tokens_out with_prm".split()
 
 COLUMNS = (
     "row offset length episode_id seed env brain model instruction success reward total_reward steps invalid "
@@ -139,6 +146,9 @@ class EpisodeIndex:
         self._lock = threading.Lock()  # one writer per index in this process
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")  # readers never wait for the catch-up (kept in the file)
+            db.executescript("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);")
+            if self._meta(db).get("version", INDEX_VERSION) != INDEX_VERSION:  # an older layout: rebuild
+                db.executescript("DROP TABLE IF EXISTS episodes; DROP TABLE IF EXISTS totals; DELETE FROM meta;")
             db.executescript(SCHEMA)
 
     @contextmanager
@@ -157,6 +167,8 @@ class EpisodeIndex:
     def _reset(self, db: sqlite3.Connection, head: str, inode: int) -> None:
         db.execute("DELETE FROM episodes")
         db.execute("DELETE FROM meta")
+        db.execute("DELETE FROM totals")
+        db.execute("INSERT INTO totals VALUES (0, 0, 0, 0, 0, 0, 0)")
         for k, v in {"version": INDEX_VERSION, "head": head, "inode": str(inode), "bytes": "0", "skipped": "0"}.items():
             db.execute("INSERT INTO meta VALUES (?, ?)", (k, v))
 
@@ -211,7 +223,26 @@ class EpisodeIndex:
         return pos
 
     def _write(self, db: sqlite3.Connection, rows: list[tuple[Any, ...]], pos: int, skipped: int) -> None:
-        db.executemany(f"INSERT INTO episodes ({', '.join(COLUMNS[1:])}) VALUES ({', '.join('?' * 25)})", rows)
+        seed_at = COLUMNS.index("seed") - 1
+        last: dict[int, int] = {}  # seed -> its last position in this batch
+        for n, r in enumerate(rows):
+            if r[seed_at] is not None:
+                last[r[seed_at]] = n
+        db.executemany("UPDATE episodes SET latest = 0 WHERE seed = ? AND latest = 1", [(k,) for k in last])
+        flagged = [(*r, int(r[seed_at] is None or last[r[seed_at]] == n)) for n, r in enumerate(rows)]
+        names = [*COLUMNS[1:], "latest"]
+        db.executemany(f"INSERT INTO episodes ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", flagged)
+        col = {c: COLUMNS.index(c) - 1 for c in COLUMNS[1:]}
+        sums = (
+            len(rows),
+            sum(r[col["success"]] for r in rows),
+            sum(r[col["reward"]] for r in rows),
+            sum(r[col["steps"]] for r in rows),
+            sum(r[col["tokens_in"]] for r in rows),
+            sum(r[col["tokens_out"]] for r in rows),
+            sum(r[col["has_prm"]] for r in rows),
+        )
+        db.execute(f"UPDATE totals SET {', '.join(f'{t} = {t} + ?' for t in TOTALS)}", sums)
         db.execute("UPDATE meta SET value=? WHERE key='bytes'", (str(pos),))
         db.execute("UPDATE meta SET value=? WHERE key='skipped'", (str(skipped),))
         db.commit()
@@ -222,6 +253,23 @@ class EpisodeIndex:
         return IndexState(n, int(meta.get("bytes", "0")), size, int(meta.get("skipped", "0")))
 
     # -- reading ------------------------------------------------------------------------------------
+    def totals(self) -> dict[str, Any]:
+        """Episodes, success rate, mean score and steps, token sums, and the first episode's env / brain / model."""
+        with self._connect() as db:
+            t = dict(zip(TOTALS, db.execute(f"SELECT {', '.join(TOTALS)} FROM totals").fetchone() or (0,) * 7))
+            first = db.execute("SELECT env, brain, model FROM episodes ORDER BY row LIMIT 1").fetchone()
+        n = t["episodes"]
+        return {
+            "episodes": n,
+            "success_rate": t["solved"] / n if n else None,
+            "mean_score": 100 * t["reward"] / n if n else None,
+            "mean_steps": t["steps"] / n if n else None,
+            "tokens_in": t["tokens_in"],
+            "tokens_out": t["tokens_out"],
+            "with_prm": t["with_prm"],
+            **dict(zip(("env", "brain", "model"), first or ("", "", ""))),
+        }
+
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         """Rows of a read-only SQL statement over `episodes`, as dicts."""
         with self._connect() as db:

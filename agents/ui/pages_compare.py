@@ -15,12 +15,8 @@ WHICH = {
     "both": " AND a.success = 1 AND b.success = 1",
     "neither": " AND a.success = 0 AND b.success = 0",
 }
-# the last episode of each seed in each run (a resumed run may hold a seed twice)
-LATEST = "(SELECT seed, MAX(row) AS row FROM {db}episodes WHERE seed IS NOT NULL GROUP BY seed)"
-JOINED = (
-    f"FROM {LATEST.format(db='main.')} la JOIN main.episodes a ON a.row = la.row "
-    f"JOIN {LATEST.format(db='b.')} lb ON lb.seed = la.seed JOIN b.episodes b ON b.row = lb.row"
-)
+# each seed's last episode in both runs (a resumed run may hold a seed twice; the index flags the last)
+JOINED = "FROM main.episodes a JOIN b.episodes b ON b.seed = a.seed AND b.latest = 1 WHERE a.latest = 1 AND a.seed IS NOT NULL"
 
 
 def first_difference(actions_a: list[str | None], actions_b: list[str | None]) -> int | None:
@@ -51,13 +47,13 @@ def compare_page(root: RunsRoot, a: Run, b: Run, which: str, page_no: int, seed:
             f"<p class='error'>{h(a.name)} and {h(b.name)} share no seeds: nothing to compare episode by episode.</p>"
         )
         return page(f"{a.name} vs {b.name}", body, crumbs)
-    total = ia.query_with(ib, f"SELECT COUNT(*) AS n {JOINED} WHERE 1=1{WHICH[which]}")[0]["n"]
+    total = ia.query_with(ib, f"SELECT COUNT(*) AS n {JOINED}{WHICH[which]}")[0]["n"]
     rows = ia.query_with(
         ib,
-        f"SELECT la.seed AS seed, a.episode_id AS ea, b.episode_id AS eb, a.success AS sa, b.success AS sb, "
+        f"SELECT a.seed AS seed, a.episode_id AS ea, b.episode_id AS eb, a.success AS sa, b.success AS sb, "
         f"a.reward AS ra, b.reward AS rb, a.steps AS na, b.steps AS nb, a.offset AS oa, a.length AS la_, "
-        f"b.offset AS ob, b.length AS lb_ {JOINED} WHERE 1=1{WHICH[which]} "
-        f"ORDER BY la.seed LIMIT ? OFFSET ?",
+        f"b.offset AS ob, b.length AS lb_ {JOINED}{WHICH[which]} "
+        f"ORDER BY a.seed LIMIT ? OFFSET ?",
         (PAGE_SIZE, (page_no - 1) * PAGE_SIZE),
     )
     out = []

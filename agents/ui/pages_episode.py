@@ -186,7 +186,7 @@ def episode_page(root: RunsRoot, run: Run, episode_id: str | None, step: int | N
         if r:
             nav.append(f'<a class="ep-nav" href="{url("/episode", run=run.name, ep=r[0]["episode_id"])}">{label}</a>')
     head += f"<p>{' · '.join(nav)}</p>"
-    if ep.instruction:
+    if ep.instruction and ep.env != "coding":  # a coding trial shows it as its task
         head += f"<h2>Instruction</h2>{pre(cut(ep.instruction, 4000), 'instruction')}"
     if ep.initial_observation:
         head += f"<details><summary>first observation</summary>{pre(cut(ep.initial_observation))}</details>"

@@ -16,13 +16,7 @@ def run_totals(root: RunsRoot, run: Run) -> dict[str, Any]:
     """Episodes, success rate, mean score and steps of a run, from its index."""
     if run.file(TRAJECTORIES) is None:
         return {"episodes": 0}
-    idx = root.index(run)
-    row = idx.query(
-        "SELECT COUNT(*) AS episodes, AVG(success) AS success_rate, 100*AVG(reward) AS mean_score, "
-        "AVG(steps) AS mean_steps, SUM(tokens_in) AS tokens_in, SUM(tokens_out) AS tokens_out, "
-        "SUM(has_prm) AS with_prm, MIN(env) AS env, MIN(brain) AS brain, MIN(model) AS model FROM episodes"
-    )[0]
-    return row
+    return root.index(run).totals()
 
 
 def run_kind(run: Run, totals: dict[str, Any]) -> str:
@@ -64,6 +58,7 @@ def runs_page(root: RunsRoot) -> str:
         body = table(
             ["run", "kind", "env", "brain", "episodes", "success", "mean score", "mean steps"], rows, cls="runs"
         )
+
         def options(selected: int) -> str:
             return "".join(
                 f'<option value="{h(r.name)}"{" selected" if n == selected else ""}>{h(r.name)}</option>'
@@ -143,7 +138,7 @@ def run_page(root: RunsRoot, run: Run, f: EpisodeFilter) -> str:
     idx = root.index(run)
     t = run_totals(root, run)
     where, params = f.where()
-    n = idx.query(f"SELECT COUNT(*) AS n FROM episodes{where}", params)[0]["n"]
+    n = t["episodes"] if not where else idx.query(f"SELECT COUNT(*) AS n FROM episodes{where}", params)[0]["n"]
     rows = idx.query(
         f"SELECT row, episode_id, seed, success, reward, steps, invalid, parse_failures, tokens_in, tokens_out, "
         f"wall_s, has_prm, instruction, agent FROM episodes{where} ORDER BY {SORTS[f.sort]} LIMIT ? OFFSET ?",

@@ -66,3 +66,17 @@ def test_index_of_a_read_only_run_folder_lives_outside_it(tmp_path: Path, monkey
     idx = EpisodeIndex(out / "trajectories.jsonl")
     assert idx.refresh().episodes == 1
     assert not (out / INDEX_NAME).exists() and idx.path.parent != out
+
+
+def test_totals_and_the_last_episode_of_a_repeated_seed(tmp_path: Path):
+    first, again = prm_episode(0), prm_episode(0).model_copy(update={"episode_id": "toy-0-again"})
+    out = write_store(tmp_path / "r", [first, prm_episode(1), again])
+    idx = EpisodeIndex(out / "trajectories.jsonl")
+    idx.refresh()
+    TrajectoryStore(out / "trajectories.jsonl").append(prm_episode(1).model_copy(update={"episode_id": "toy-1-again"}))
+    idx.refresh()  # the repeat arrives in a later catch-up: the earlier row loses its flag
+    latest = idx.query("SELECT episode_id FROM episodes WHERE latest = 1 ORDER BY seed")
+    assert [r["episode_id"] for r in latest] == ["toy-0-again", "toy-1-again"]
+    t = idx.totals()
+    assert t["episodes"] == 4 and t["success_rate"] == 0.5 and t["mean_steps"] == 4 and t["env"] == "toy"
+    assert t["tokens_in"] == 4 * sum(100 + n for n in range(4)) and t["with_prm"] == 4
