@@ -49,7 +49,7 @@ def _events(run: Run) -> sqlite3.Connection:
     p = run.file(EVENTS)
     if p is None:
         raise NotFound(f"run {run.name!r} has no {EVENTS} (societies.run writes it with event_log=sqlite)")
-    return sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+    return sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)  # read-only, whatever the path holds
 
 
 def _config(run: Run) -> dict[str, Any]:
@@ -228,6 +228,9 @@ def society_page(root: RunsRoot, run: Run, agent: int | None, round_no: int | No
         return page(f"{run.name}: agent_{agent}", agent_timeline(root, run, agent), crumbs)
     summary = run.json_file(SUMMARY) or {}
     cfg = summary.get("config") or {}
+    if run.file(EVENTS) is None:  # a Parquet event log (event_log=parquet, sharded runs): the curves only
+        note = f"<p class='muted'>No {EVENTS} (the run kept its moves in Parquet): the network by round needs it.</p>"
+        return page(f"{run.name}: society", note + "<h2>Metrics over rounds</h2>" + metric_charts(run), crumbs)
     net = network(run)
     if not net.rounds:
         raise NotFound(f"run {run.name!r} has no rounds in its event log yet")

@@ -36,7 +36,7 @@ def agents_run(out: Path, episodes: int, epsilon: float = 0.0, seed: int = 0) ->
     return out
 
 
-def society_run(out: Path, scenario: str = "diffusion", agents: int = 40, rounds: int = 8) -> Path:
+def society_run(out: Path, scenario: str = "diffusion", agents: int = 40, rounds: int = 8, **extra: Any) -> Path:
     """A real `societies.run` of rule agents (events.sqlite, metrics.json, summary.json, trajectories)."""
     from agents.config import validate_config
     from societies.config import SocietyRunConfig
@@ -44,6 +44,7 @@ def society_run(out: Path, scenario: str = "diffusion", agents: int = 40, rounds
 
     cfg = {"out": str(out), "scenario": scenario, "agents": agents, "rounds": rounds, "seed": 1, "plots": False}
     cfg["trajectory_agents"] = 10
+    cfg.update(extra)
     run_society(validate_config(SocietyRunConfig, cfg))
     return out
 

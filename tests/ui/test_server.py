@@ -11,7 +11,7 @@ import pytest
 
 from agents.ui.__main__ import parse_args
 
-from .conftest import Server, prm_episode, write_store
+from .conftest import Server, prm_episode, society_run, write_store
 
 
 def test_every_page_of_every_run_kind_answers(ui):
@@ -120,3 +120,12 @@ def test_off_loopback_needs_a_token_and_the_browser_keeps_it(tmp_path: Path, cap
         assert "HttpOnly" in r.headers["set-cookie"]
         assert c.get("/run", params={"run": "r"}).status_code == 200  # the cookie carries it now
         assert c.get("/health").status_code == 200
+
+
+def test_a_society_with_a_parquet_event_log_shows_its_curves(tmp_path: Path):
+    root = tmp_path / "runs"
+    society_run(root / "pq", scenario="opinion", agents=20, rounds=5, event_log="parquet")
+    with Server(root) as s, httpx.Client(base_url=s.url) as c:
+        r = c.get("/society", params={"run": "pq"})
+        assert r.status_code == 200 and "Parquet" in r.text and 'id="metric-polarization"' in r.text
+        assert c.get("/api/society/state", params={"run": "pq", "round": 1}).status_code == 404
