@@ -61,7 +61,7 @@ def test_every_page_of_every_run_kind_answers(ui):
         ("/episode", {"run": "expert", "ep": "webshop-0", "step": "999"}, 404, "there is no step 999"),
         ("/compare", {"a": "expert", "b": "gone"}, 404, "no run 'gone'"),
         ("/compare", {"a": "expert", "b": "noisy", "which": "x"}, 400, "which='x'"),
-        ("/society", {"run": "expert"}, 404, "events.sqlite"),
+        ("/society", {"run": "expert"}, 404, "is not a society"),
         ("/society", {"run": "society", "agent": "4000"}, 404, "there is no agent 4000"),
         ("/api/society/state", {"run": "society", "round": "999"}, 404, "there is no round 999"),
         ("/api/progress", {"run": "../x"}, 404, "not a run name"),
