@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from html import escape
+from typing import TypeGuard
 
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#4b5563", "#db2777")
 
 
-def _finite(v: float | None) -> bool:
+def _finite(v: float | None) -> TypeGuard[float]:
     return v is not None and isinstance(v, (int, float)) and math.isfinite(v)
 
 
@@ -26,7 +27,7 @@ def line_chart(
 ) -> str:
     """An SVG line chart; gaps (None / NaN) break the line. Each point carries its x and value in a <title>."""
     pad_l, pad_r, pad_t, pad_b = 48, 12, 24 if title else 10, 28
-    values = [v for vals in series.values() for v in vals if _finite(v)]
+    values = [float(v) for vals in series.values() for v in vals if _finite(v)]
     if not xs or not values:
         return f'<p class="muted">{escape(title)}: no values recorded</p>'
     lo, hi = y_range if y_range else (min(values), max(values))
@@ -64,7 +65,7 @@ def line_chart(
         runs: list[list[tuple[float, float]]] = [[]]
         for x, v in zip(xs, vals):
             if _finite(v):
-                runs[-1].append((sx(x), sy(float(v))))  # type: ignore[arg-type]
+                runs[-1].append((sx(x), sy(float(v))))
             elif runs[-1]:
                 runs.append([])
         for r in runs:
@@ -76,9 +77,9 @@ def line_chart(
                 if _finite(v):
                     attr = f' data-{point_links}="{x:g}"' if point_links else ""
                     parts.append(
-                        f'<circle cx="{sx(x):.1f}" cy="{sy(float(v)):.1f}" r="4" fill="{color}" '  # type: ignore[arg-type]
+                        f'<circle cx="{sx(x):.1f}" cy="{sy(float(v)):.1f}" r="4" fill="{color}" '
                         f'class="pt" data-series="{escape(name)}"{attr}><title>{escape(name)} at {x:g}: '
-                        f"{float(v):.4g}</title></circle>"  # type: ignore[arg-type]
+                        f"{float(v):.4g}</title></circle>"
                     )
     legend_x = pad_l + 8
     for n, name in enumerate(series):

@@ -79,6 +79,10 @@ def _num(x: Any, default: float = 0.0) -> float:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else default
 
 
+def _dict(x: Any) -> dict[str, Any]:
+    return x if isinstance(x, dict) else {}
+
+
 def row_of(line: bytes, offset: int) -> tuple[Any, ...] | None:
     """The index row of one JSONL line, or None when it is not an episode record."""
     try:
@@ -87,11 +91,11 @@ def row_of(line: bytes, offset: int) -> tuple[Any, ...] | None:
         return None
     if not isinstance(ep, dict) or not isinstance(ep.get("episode_id"), str):
         return None
-    out = ep.get("outcome") if isinstance(ep.get("outcome"), dict) else {}
-    st = ep.get("stats") if isinstance(ep.get("stats"), dict) else {}
-    steps = ep.get("steps") if isinstance(ep.get("steps"), list) else []
-    steps = [s for s in steps if isinstance(s, dict)]
-    meta = ep.get("meta") if isinstance(ep.get("meta"), dict) else {}
+    out = _dict(ep.get("outcome"))
+    st = _dict(ep.get("stats"))
+    raw_steps = ep.get("steps")
+    steps = [s for s in raw_steps if isinstance(s, dict)] if isinstance(raw_steps, list) else []
+    meta = _dict(ep.get("meta"))
     seed = ep.get("seed")
     return (
         offset,

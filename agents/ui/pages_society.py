@@ -225,7 +225,9 @@ def metric_charts(run: Run) -> str:
 def society_page(root: RunsRoot, run: Run, agent: int | None, round_no: int | None) -> str:
     crumbs = [(run.name, url("/run", run=run.name)), ("society", url("/society", run=run.name))]
     if not run.is_society:
-        raise NotFound(f"run {run.name!r} is not a society: it has no {METRICS} or {EVENTS} (societies.run writes them)")
+        raise NotFound(
+            f"run {run.name!r} is not a society: it has no {METRICS} or {EVENTS} (societies.run writes them)"
+        )
     if agent is not None:
         return page(f"{run.name}: agent_{agent}", agent_timeline(root, run, agent), crumbs)
     summary = run.json_file(SUMMARY) or {}
