@@ -38,6 +38,8 @@ def test_every_page_of_every_run_kind_answers(ui):
         assert len(st["colors"]) == 40 and st["round"] == 1
         agent = c.get("/society", params={"run": "society", "agent": 0})
         assert agent.status_code == 200 and "agent_0" in agent.text
+        rounds = c.get("/api/progress", params={"run": "society"}).json()["rounds"]
+        assert rounds == int(soc.text.split("id='round-slider'")[1].split("max='")[1].split("'")[0])
         prog = c.get("/api/progress", params={"run": "prm", "after": 1}).json()
         assert prog["episodes"] == 3 and [r["row"] for r in prog["rows"]] == [2, 3]
 
