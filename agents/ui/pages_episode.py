@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
@@ -13,7 +14,6 @@ from agents.ui.html import fmt, h, page, pre, table, url
 from agents.ui.runs import NotFound, Run, RunsRoot
 
 MAX_TEXT = 20_000  # characters of one observation / prompt shown (the rest is cut, and says so)
-CODING_TOOLS = ("create[", "str_replace[")
 
 
 def load_episode(root: RunsRoot, run: Run, episode_id: str | None) -> tuple[EpisodeRecord, int]:
@@ -119,27 +119,31 @@ def prm_chart(ep: EpisodeRecord) -> str:
 
 def coding_sections(ep: EpisodeRecord) -> str:
     """A coding trial: the commands with their outputs, the edits, and the hidden tests' verdict."""
-    cmds = [
-        [
-            str(s.index + 1),
-            pre(s.action or "(unparsed)", "cmd"),
-            f"<details><summary>{h(_first_line(s.observation))}</summary>{pre(cut(s.observation, 5000))}</details>",
-        ]
-        for s in ep.steps
-        if s.action is not None and not s.action.startswith(CODING_TOOLS)
-    ]
-    edits = [
-        f"<h4>step {s.index + 1}</h4>{pre(cut(s.action, 8000), 'diff')}"
-        for s in ep.steps
-        if s.action is not None and s.action.startswith(CODING_TOOLS)
-    ]
+    cmds, edits = [], []
+    for s in ep.steps:
+        if s.action is None:
+            continue
+        change = edit_diff(s.action)
+        if change is None:
+            cmds.append(
+                [
+                    str(s.index + 1),
+                    pre(s.action, "cmd"),
+                    f"<details><summary>{h(_first_line(s.observation))}</summary>{pre(cut(s.observation, 5000))}</details>",
+                ]
+            )
+            continue
+        path, lines = change
+        status = f" <span class='bad'>(refused: {h(s.env_error[:200])})</span>" if s.env_error else ""
+        body = "".join(f"<span class='{_DIFF_CLASS.get(x[:1], '')}'>{h(x)}</span>\n" for x in lines[:400])
+        edits.append(f"<h4>step {s.index + 1}: {h(path)}{status}</h4><pre class='diff'>{body}</pre>")
     grade = next((s.info.get("grade") for s in reversed(ep.steps) if isinstance(s.info.get("grade"), dict)), None)
     parts = [f"<section class='coding'><h2>Task</h2>{pre(cut(ep.instruction or ep.initial_observation), 'task')}"]
     parts.append(
         "<h2>Commands</h2>" + (table(["step", "command", "output"], cmds, cls="commands") if cmds else "<p>none</p>")
     )
     parts.append(
-        "<h2>Files changed</h2><p class='muted'>the edits the agent made (create / str_replace actions, in order):</p>"
+        "<h2>Files changed</h2><p class='muted'>each edit the agent made (create / str_replace), as a diff, in order:</p>"
         + ("".join(edits) if edits else "<p>none</p>")
     )
     if grade:
@@ -160,6 +164,28 @@ def coding_sections(ep: EpisodeRecord) -> str:
     else:
         parts.append("<h2>Verifier</h2><p>not graded (the episode ended before submit[])</p>")
     return "".join(parts) + "</section>"
+
+
+_DIFF_CLASS = {"+": "add", "-": "del", "@": "hunk"}
+
+
+def edit_diff(action: str) -> tuple[str, list[str]] | None:
+    """A create / str_replace action as (path, unified diff lines); None for any other action (or one that does
+    not parse: it is listed with the commands, with the env's answer)."""
+    from envs.coding.tools import ActionError, parse_action  # the coding env's own parser (imported on use)
+
+    try:
+        call = parse_action(action)
+    except ActionError:
+        return None
+    if call.tool == "create":
+        new = str(call.args["content"]).splitlines()
+        return str(call.args["path"]), [f"@@ new file, {len(new)} lines @@", *(f"+{x}" for x in new)]
+    if call.tool == "str_replace":
+        old, new = str(call.args["old"]).splitlines(), str(call.args["new"]).splitlines()
+        diff = difflib.unified_diff(old, new, lineterm="", n=2)
+        return str(call.args["path"]), [x for x in diff if not x.startswith(("---", "+++"))]
+    return None
 
 
 def _first_line(text: str) -> str:

@@ -123,7 +123,8 @@ def coding_episode(seed: int) -> EpisodeRecord:
     steps = [
         step(0, "bash[ls]", observation="server.py\nrequirements.txt"),
         step(1, "str_replace[server.py]\n<<<<<<< SEARCH\npass\n=======\nreturn 204\n>>>>>>> REPLACE"),
-        step(2, "bash[python -m pytest -q]", observation="3 passed in 0.1s"),
+        step(2, '{"tool": "create", "path": "notes.txt", "content": "done\\n"}'),
+        step(3, "bash[python -m pytest -q]", observation="3 passed in 0.1s"),
         step(
             3,
             "submit[]",

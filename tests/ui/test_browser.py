@@ -117,7 +117,13 @@ def test_a_coding_trial_shows_commands_edits_and_the_verifier(ui, page):
     assert commands.count() == 3 and "bash[ls]" in commands.nth(0).inner_text()
     commands.nth(0).locator("summary").click()
     assert "requirements.txt" in commands.nth(0).inner_text()
-    assert "return 204" in page.inner_text("section.coding pre.diff")
+    diffs = page.locator("section.coding pre.diff")
+    assert diffs.count() == 2  # the str_replace (text form) and the create (JSON form)
+    assert (
+        diffs.nth(0).locator(".del").inner_text() == "-pass"
+        and diffs.nth(0).locator(".add").inner_text() == "+return 204"
+    )
+    assert diffs.nth(1).locator(".add").inner_text() == "+done"
     shot(page, "coding")
 
 
