@@ -126,7 +126,7 @@ def coding_episode(seed: int) -> EpisodeRecord:
         step(2, '{"tool": "create", "path": "notes.txt", "content": "done\\n"}'),
         step(3, "bash[python -m pytest -q]", observation="3 passed in 0.1s"),
         step(
-            3,
+            4,
             "submit[]",
             observation="Submitted. Hidden tests: 2/2 passed, reward 1.",
             reward=1.0,
