@@ -131,3 +131,34 @@ def test_a_society_with_a_parquet_event_log_shows_its_curves(tmp_path: Path):
         r = c.get("/society", params={"run": "pq"})
         assert r.status_code == 200 and "Parquet" in r.text and 'id="metric-polarization"' in r.text
         assert c.get("/api/society/state", params={"run": "pq", "round": 1}).status_code == 404
+
+
+def test_one_command_serves_a_runs_folder(runs_dir: Path):
+    """`python -m agents.ui runs/` as a user starts it: a real process on a loopback port."""
+    import subprocess
+    import sys
+    import time
+
+    from .conftest import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agents.ui", str(runs_dir), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/run", params={"run": "expert"})
+                break
+            except httpx.ConnectError:
+                assert proc.poll() is None and time.time() < deadline, "python -m agents.ui did not start"
+                time.sleep(0.2)
+        assert r.status_code == 200 and "webshop-0" in r.text
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=20)
+    assert f"http://127.0.0.1:{port}/" in out and "read-only" in out
