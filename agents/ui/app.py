@@ -8,6 +8,7 @@ parameter a 400 that says what is allowed. Assets are the package's own files: n
 from __future__ import annotations
 
 import logging
+import sqlite3
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,12 @@ def create_app(runs_dir: str | Path) -> FastAPI:
     @app.exception_handler(ValueError)
     async def bad_value(request: Request, e: ValueError) -> Response:
         return _error(request, 400, str(e))
+
+    @app.exception_handler(sqlite3.DatabaseError)
+    async def unreadable_db(request: Request, e: sqlite3.DatabaseError) -> Response:
+        if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+            return _error(request, 503, "the run's database is busy (a run is writing it); try again in a moment")
+        return _error(request, 422, f"a database of this run could not be read ({type(e).__name__}: {str(e)[:120]})")
 
     @app.exception_handler(RequestValidationError)
     async def bad_params(request: Request, e: RequestValidationError) -> Response:

@@ -148,6 +148,19 @@ class EpisodeIndex:
             key = hashlib.sha256(str(store.resolve()).encode()).hexdigest()[:16]
             self.path = _fallback_dir() / f"{key}.sqlite"
         self._lock = threading.Lock()  # one writer per index in this process
+        try:
+            self._create()
+        except sqlite3.DatabaseError as e:  # a damaged index (a crash mid-write, a stray file): it is only a cache
+            log.warning("%s is unreadable (%s): building it again", self.path, e)
+            for p in (
+                self.path,
+                self.path.with_name(self.path.name + "-wal"),
+                self.path.with_name(self.path.name + "-shm"),
+            ):
+                p.unlink(missing_ok=True)
+            self._create()
+
+    def _create(self) -> None:
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")  # readers never wait for the catch-up (kept in the file)
             db.executescript("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);")

@@ -180,7 +180,10 @@ def edit_diff(action: str) -> tuple[str, list[str]] | None:
         return None
     if call.tool == "create":
         new = str(call.args["content"]).splitlines()
-        return str(call.args["path"]), [f"@@ new file, {len(new)} line{'' if len(new) == 1 else 's'} @@", *(f"+{x}" for x in new)]
+        return str(call.args["path"]), [
+            f"@@ new file, {len(new)} line{'' if len(new) == 1 else 's'} @@",
+            *(f"+{x}" for x in new),
+        ]
     if call.tool == "str_replace":
         old, new = str(call.args["old"]).splitlines(), str(call.args["new"]).splitlines()
         diff = difflib.unified_diff(old, new, lineterm="", n=2)

@@ -21,10 +21,8 @@ MAX_NODES = 300  # agents drawn (the first ones); the metrics cover everyone
 MAX_EDGES = 3000
 MAX_TIMELINE = 2000  # events listed on an agent's timeline
 NO_MOVE = "#d1d5db"
-DEFAULT_GRAPH = {
-    "opinion": "complete",
-    "diffusion": "erdos_renyi",
-}  # the scenarios that have a graph (societies.config)
+# the scenarios that build a graph, and its default kind (societies.config.build)
+DEFAULT_GRAPH = {"opinion": "complete", "diffusion": "erdos_renyi", "feed": "erdos_renyi"}
 SIZE = 560
 
 

@@ -162,3 +162,18 @@ def test_one_command_serves_a_runs_folder(runs_dir: Path):
         proc.terminate()
         out, _ = proc.communicate(timeout=20)
     assert f"http://127.0.0.1:{port}/" in out and "read-only" in out
+
+
+def test_damaged_files_are_answered_not_crashed_on(tmp_path: Path):
+    root = tmp_path / "runs"
+    write_store(root / "r", [prm_episode(0)])
+    (root / "r" / "trajectories.index.sqlite").write_bytes(b"not a database at all" * 100)  # a damaged index
+    (root / "soc").mkdir()
+    (root / "soc" / "metrics.json").write_text("{broken")
+    (root / "soc" / "events.sqlite").write_bytes(b"garbage" * 1000)
+    with Server(root) as s, httpx.Client(base_url=s.url) as c:
+        r = c.get("/run", params={"run": "r"})
+        assert r.status_code == 200 and "1</b> episodes" in r.text  # the index was rebuilt
+        r = c.get("/society", params={"run": "soc"})
+        assert r.status_code == 422 and "could not be read" in r.text and str(root) not in r.text
+        assert c.get("/").status_code == 200
