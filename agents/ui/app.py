@@ -23,7 +23,7 @@ from agents.ui.pages_compare import compare_page
 from agents.ui.pages_episode import episode_page
 from agents.ui.pages_runs import EpisodeFilter, run_page, run_totals, runs_page
 from agents.ui.pages_society import rounds_played, society_page, states
-from agents.ui.runs import TRAJECTORIES, NotFound, RunsRoot
+from agents.ui.runs import TRAJECTORIES, Indexing, NotFound, RunsRoot
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,14 @@ def create_app(runs_dir: str | Path) -> FastAPI:
     @app.exception_handler(ValueError)
     async def bad_value(request: Request, e: ValueError) -> Response:
         return _error(request, 400, str(e))
+
+    @app.exception_handler(Indexing)
+    async def indexing(request: Request, e: Indexing) -> Response:
+        if _wants_json(request):
+            body = {"detail": str(e), "indexing": {"run": e.run, "done_bytes": e.done, "total_bytes": e.total}}
+            return JSONResponse(body, status_code=202, headers=SECURITY_HEADERS)
+        text = page("indexing…", f"<p class='stats' id='indexing'>{h(str(e))}</p>", reload_s=2)
+        return HTMLResponse(text, status_code=202, headers=SECURITY_HEADERS)
 
     @app.exception_handler(sqlite3.DatabaseError)
     async def unreadable_db(request: Request, e: sqlite3.DatabaseError) -> Response:

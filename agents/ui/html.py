@@ -49,13 +49,14 @@ def pre(text: Any, cls: str = "") -> str:
     return f'<pre class="{cls}">{h(text)}</pre>'
 
 
-def page(title: str, body: str, crumbs: Sequence[tuple[str, str]] = ()) -> str:
+def page(title: str, body: str, crumbs: Sequence[tuple[str, str]] = (), reload_s: int | None = None) -> str:
     """The frame of every page: the stylesheet, the script and a trail back to the run list."""
     trail = " / ".join(['<a href="/">runs</a>'] + [f'<a href="{href}">{h(text)}</a>' for text, href in crumbs])
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{h(title)} · agentsim runs</title>"
+        + (f"<meta http-equiv='refresh' content='{reload_s}'>" if reload_s else "")
+        + f"<title>{h(title)} · agentsim runs</title>"
         "<link rel='stylesheet' href='/static/ui.css'><script src='/static/ui.js' defer></script></head>"
         f"<body><header><nav class='crumbs'>{trail}</nav></header><main><h1>{h(title)}</h1>{body}</main></body></html>"
     )

@@ -148,6 +148,8 @@ class EpisodeIndex:
             key = hashlib.sha256(str(store.resolve()).encode()).hexdigest()[:16]
             self.path = _fallback_dir() / f"{key}.sqlite"
         self._lock = threading.Lock()  # one writer per index in this process
+        self._thread: threading.Thread | None = None
+        self.progress = (0, 0)  # bytes read of bytes to read, in the catch-up under way
         try:
             self._create()
         except sqlite3.DatabaseError as e:  # a damaged index (a crash mid-write, a stray file): it is only a cache
@@ -198,13 +200,7 @@ class EpisodeIndex:
                 return IndexState(0, 0, 0, 0)
             meta = self._meta(db)
             done = int(meta.get("bytes", "0"))
-            same = (
-                meta.get("version") == INDEX_VERSION
-                and meta.get("inode") == str(st.st_ino)
-                and done <= st.st_size
-                and meta.get("head") == _head_digest(self.store, done)
-            )
-            if not same:
+            if not self._unchanged(meta, st):
                 if meta:
                     log.info("%s was rewritten: indexing it again", self.store)
                 self._reset(db, _head_digest(self.store, 0), st.st_ino)
@@ -214,6 +210,47 @@ class EpisodeIndex:
                 if before < HEAD_BYTES:  # the digest covers the first bytes indexed: they grew
                     db.execute("UPDATE meta SET value=? WHERE key='head'", (_head_digest(self.store, done),))
             return self._state(db, st.st_size)
+
+    def _unchanged(self, meta: dict[str, str], st: os.stat_result) -> bool:
+        """Whether the store is the one indexed, perhaps grown (same file, same first bytes, not shorter)."""
+        done = int(meta.get("bytes", "0"))
+        return (
+            meta.get("version") == INDEX_VERSION
+            and meta.get("inode") == str(st.st_ino)
+            and done <= st.st_size
+            and meta.get("head") == _head_digest(self.store, done)
+        )
+
+    def pending_bytes(self) -> int:
+        """Bytes of the store not indexed yet (all of them when the store was replaced)."""
+        try:
+            st = os.stat(self.store)
+        except FileNotFoundError:
+            return 0
+        with self._connect() as db:
+            meta = self._meta(db)
+        return st.st_size - (int(meta.get("bytes", "0")) if self._unchanged(meta, st) else 0)
+
+    @property
+    def building(self) -> bool:
+        """Whether a background catch-up is running."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def refresh_in_background(self) -> None:
+        """Start catching up in a thread (a big store's first visit), unless one is already running."""
+        if self.building:
+            return
+        self.progress = (0, max(1, self.pending_bytes()))
+        self._thread = threading.Thread(
+            target=self._refresh_logged, daemon=True, name=f"index {self.store.parent.name}"
+        )
+        self._thread.start()
+
+    def _refresh_logged(self) -> None:
+        try:
+            self.refresh()
+        except Exception:  # the next request tries again, in the foreground, and reports what went wrong
+            log.exception("indexing %s failed", self.store)
 
     def _catch_up(self, db: sqlite3.Connection, start: int, end: int) -> int:
         """Read complete lines in [start, end); returns the offset after the last complete line."""
@@ -234,6 +271,7 @@ class EpisodeIndex:
                         batch.append(row)
                 pos += len(line)
                 if len(batch) >= BATCH_LINES:
+                    self.progress = (pos - start, end - start)
                     self._write(db, batch, pos, skipped)
                     batch = []
         self._write(db, batch, pos, skipped)

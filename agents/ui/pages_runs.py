@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.ui.html import fmt, h, page, pct, table, url
-from agents.ui.runs import SUMMARY, TRAJECTORIES, Run, RunsRoot
+from agents.ui.runs import SUMMARY, TRAJECTORIES, Indexing, Run, RunsRoot
 
 PAGE_SIZE = 50
 SORTS = {"file": "row", "reward": "reward DESC, row", "steps": "steps DESC, row", "seed": "seed, row"}
@@ -31,7 +31,10 @@ def runs_page(root: RunsRoot) -> str:
     runs = root.runs()
     rows = []
     for run in runs:
-        t = run_totals(root, run)
+        try:
+            t = run_totals(root, run)
+        except Indexing as e:  # a big store's first visit: the list does not wait for it
+            t = {"episodes": 0, "indexing": f"indexing {100 * e.done / max(e.total, 1):.0f}%"}
         summary = run.json_file(SUMMARY) or {}
         kind = run_kind(run, t)
         env = t.get("env") or summary.get("env") or (summary.get("config") or {}).get("scenario", "")
@@ -46,7 +49,7 @@ def runs_page(root: RunsRoot) -> str:
                 h(kind),
                 h(env),
                 h(brain),
-                fmt(t["episodes"]),
+                h(t["indexing"]) if "indexing" in t else fmt(t["episodes"]),
                 pct(t.get("success_rate")),
                 fmt(t.get("mean_score")) if t.get("mean_score") is not None else "",
                 fmt(t.get("mean_steps")) if t.get("mean_steps") is not None else "",

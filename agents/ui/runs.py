@@ -31,6 +31,20 @@ MAX_JSON_BYTES = 20 << 20  # summary / metrics / report files larger than this a
 NAME_PART = re.compile(r"^[^./\\\x00][^/\\\x00]*$")  # no empty, hidden, `.`/`..` parts; no backslash or NUL
 
 
+BACKGROUND_BYTES = 32 << 20  # more than this to index: do it in a thread and answer "indexing…" meanwhile
+
+
+class Indexing(Exception):
+    """A big store is being indexed in the background (answered 202 with the progress; the page reloads)."""
+
+    def __init__(self, run: str, done: int, total: int) -> None:
+        self.run, self.done, self.total = run, done, total
+        super().__init__(
+            f"indexing run {run!r}: {done / 1e6:,.1f} of {total / 1e6:,.1f} MB of its store read "
+            f"({100 * done / max(total, 1):.0f}%); this is done once, and this page reloads until then"
+        )
+
+
 class NotFound(Exception):
     """A run, episode or round the request named does not exist here (answered 404 with this message)."""
 
@@ -130,5 +144,9 @@ class RunsRoot:
             idx = self._indexes.get(run.path)
             if idx is None:
                 idx = self._indexes[run.path] = EpisodeIndex(run.store)
+        if not idx.building and idx.pending_bytes() > BACKGROUND_BYTES:
+            idx.refresh_in_background()
+        if idx.building:
+            raise Indexing(run.name, *idx.progress)
         idx.refresh()
         return idx

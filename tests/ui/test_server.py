@@ -4,6 +4,7 @@ is served, it is read-only, and off loopback it needs a token."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import httpx
@@ -177,3 +178,21 @@ def test_damaged_files_are_answered_not_crashed_on(tmp_path: Path):
         r = c.get("/society", params={"run": "soc"})
         assert r.status_code == 422 and "could not be read" in r.text and str(root) not in r.text
         assert c.get("/").status_code == 200
+
+
+def test_a_big_store_is_indexed_in_the_background_while_pages_say_so(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr("agents.ui.runs.BACKGROUND_BYTES", 1)  # every store counts as big here
+    root = tmp_path / "runs"
+    write_store(root / "big", [prm_episode(s) for s in range(50)])
+    with Server(root) as s, httpx.Client(base_url=s.url) as c:
+        first = c.get("/run", params={"run": "big"})  # starts the index in a thread, answers at once
+        text = first.text.replace("&#x27;", "'")
+        assert first.status_code == 202 and "indexing run 'big'" in text and "http-equiv='refresh'" in text
+        for _ in range(600):
+            r = c.get("/api/progress", params={"run": "big"})
+            if r.status_code == 200:
+                break
+            assert r.status_code == 202 and r.json()["indexing"]["run"] == "big"
+            time.sleep(0.05)
+        assert r.status_code == 200 and r.json()["episodes"] == 50
+        assert "50</b> episodes" in c.get("/run", params={"run": "big"}).text

@@ -87,6 +87,11 @@ function setupLive() {
       const res = await fetch("/api/progress?" + new URLSearchParams({ run: box.dataset.run, after: box.dataset.after }));
       if (!res.ok) throw new Error("HTTP " + res.status);
       const p = await res.json();
+      if (p.indexing) {  // a big store's first visit: its index is being built
+        status.textContent = p.detail;
+        setTimeout(poll, 1000);
+        return;
+      }
       document.getElementById("live-episodes").textContent = String(p.episodes);
       document.getElementById("live-success").textContent = pct(p.success_rate);
       document.getElementById("live-score").textContent = num(p.mean_score);
