@@ -19,6 +19,7 @@ from agents.ui.runs import EVENTS, METRICS, REPORT, SUMMARY, TRAJECTORIES, NotFo
 
 MAX_NODES = 300  # agents drawn (the first ones); the metrics cover everyone
 MAX_EDGES = 3000
+MAX_GRAPH_AGENTS = 200_000  # above this the graph is not rebuilt (seconds and hundreds of MB for a picture)
 MAX_TIMELINE = 2000  # events listed on an agent's timeline
 NO_MOVE = "#d1d5db"
 # the scenarios that build a graph, and its default kind (societies.config.build)
@@ -93,6 +94,8 @@ def _edges(cfg: dict[str, Any], n: int, shown: int) -> tuple[list[tuple[int, int
         return [], f"{scenario} has no social graph: agents are placed on a circle."
     if kind == "complete":
         return [], "complete mixing (everyone meets everyone): edges not drawn."
+    if n > MAX_GRAPH_AGENTS:
+        return [], f"a {kind} graph of {n:,} agents is too big to rebuild for a picture: edges not drawn."
     if kind == "edge_list":
         return [], "the graph came from an edge-list file outside the run folder: edges not drawn."
     try:
