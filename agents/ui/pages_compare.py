@@ -74,8 +74,12 @@ def compare_page(root: RunsRoot, a: Run, b: Run, which: str, page_no: int, seed:
         f"neither <b>{fmt(c['neither'])}</b> · success {100 * c['sa']:.1f}% vs {100 * c['sb']:.1f}% · "
         f"mean score {100 * c['ra']:.1f} vs {100 * c['rb']:.1f}</p>"
     )
+    labels = {"all": "all", "only_a": f"only {a.name} solved", "only_b": f"only {b.name} solved"}
+    labels |= {"both": "both solved", "neither": "neither solved"}
     tabs = " · ".join(
-        f"<b>{k}</b>" if k == which else f'<a href="{url("/compare", a=a.name, b=b.name, which=k)}">{k}</a>'
+        f"<b>{h(labels[k])}</b>"
+        if k == which
+        else f'<a href="{url("/compare", a=a.name, b=b.name, which=k)}">{h(labels[k])}</a>'
         for k in WHICH
     )
     pages = max(1, -(-total // PAGE_SIZE))
