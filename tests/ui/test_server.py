@@ -39,6 +39,10 @@ def test_every_page_of_every_run_kind_answers(ui):
         assert len(st["colors"]) == 40 and st["round"] == 1
         agent = c.get("/society", params={"run": "society", "agent": 0})
         assert agent.status_code == 200 and "agent_0" in agent.text
+        cmp = c.get("/compare", params={"a": "expert", "b": "noisy"}).text
+        only_a = int(cmp.split("id='only-a'>")[1].split("<")[0])
+        tab = c.get("/compare", params={"a": "expert", "b": "noisy", "which": "only_a"}).text
+        assert tab.count('class="seed-link"') == only_a and "only expert solved" in tab
         rounds = c.get("/api/progress", params={"run": "society"}).json()["rounds"]
         assert rounds == int(soc.text.split("id='round-slider'")[1].split("max='")[1].split("'")[0])
         prog = c.get("/api/progress", params={"run": "prm", "after": 1}).json()
