@@ -1,0 +1,81 @@
+"""A published task's start state and oracle: the workspace its Dockerfile copies, the solution as a script."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+
+from envs.coding.published.formats import read_solution_yaml
+from envs.coding.published.model import PublishedTask
+
+
+class UnreproducibleTaskError(ValueError):
+    """The task declares steps bwrap cannot reproduce; `approximate=True` runs it without them."""
+
+    def __init__(self, task: PublishedTask) -> None:
+        self.task = task
+        super().__init__(
+            f"task {task.name!r} ({task.path}) declares steps a bwrap sandbox cannot reproduce, so its start state "
+            f"would differ from the published one:\n{task.environment.unreproduced()}\n"
+            "Run it anyway with approximate=true (env.kwargs.approximate=true), or on a container engine."
+        )
+
+
+def check_reproducible(task: PublishedTask, approximate: bool) -> None:
+    """Refuse (`UnreproducibleTaskError`) a task with skipped steps unless `approximate`."""
+    if task.environment.skipped and not approximate:
+        raise UnreproducibleTaskError(task)
+
+
+def hidden_paths(task: PublishedTask) -> set[Path]:
+    """What the agent must never see: tests, the test script, the solution (a `COPY .` would bring them)."""
+    found = {task.test_script, *(p for p in (task.tests_dir, task.solution) if p is not None)}
+    found |= {task.path / n for n in ("solution.sh", "solution.yaml", "solution", "run-tests.sh", "tests")}
+    return {p.resolve() for p in found}
+
+
+def materialize(task: PublishedTask, workspace: Path) -> None:
+    """Copy the Dockerfile's COPY/ADD sources into `workspace` (the WORKDIR), hidden files left out."""
+    hidden = hidden_paths(task)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        return {n for n in names if (Path(folder) / n).resolve() in hidden or n == "__pycache__"}
+
+    for c in task.environment.copies:
+        if c.source.resolve() in hidden:
+            continue
+        dest = workspace / c.dest if c.dest else workspace
+        if c.source.is_dir():
+            shutil.copytree(c.source, dest, dirs_exist_ok=True, symlinks=True, ignore=ignore)
+        else:
+            target = dest / c.source.name if c.into or dest.is_dir() else dest
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(c.source, target)
+
+
+def oracle_script(task: PublishedTask, inner: str) -> str:
+    """The shell command that runs the task's solution, copied into the sandbox at `inner`, in the WORKDIR."""
+    assert task.solution is not None
+    cd = f"cd {shlex.quote(task.workdir)}"
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in task.solution_env.items())
+    prefix = f"env {env} " if env else ""
+    if task.solution.is_dir():  # Harbor: solution/solve.sh
+        return f"{cd} && {prefix}bash {inner}/solve.sh"
+    if task.solution.suffix == ".sh":
+        return f"{cd} && {prefix}bash {inner}/{task.solution.name}"
+    return f"{cd} && {prefix}bash {inner}/solution-yaml.sh"
+
+
+def solution_yaml_script(path: Path) -> str:
+    """Terminal-Bench's `solution.yaml` as one bash script: the commands run in order in one shell, as typed
+    into the task's terminal (a command typed without Enter is left out: it is a keystroke, not a command)."""
+    lines = ["#!/bin/bash", f"# from {path.name}"]
+    for step in read_solution_yaml(path):
+        if not step.append_enter:
+            lines.append(f"# left out (typed without Enter): {step.command!r}")
+            continue
+        lines.append(step.command)
+        if step.min_timeout_sec:
+            lines.append(f"sleep {step.min_timeout_sec:g}")
+    return "\n".join(lines) + "\n"
