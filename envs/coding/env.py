@@ -29,7 +29,7 @@ import gymnasium as gym
 
 from envs.coding import deps as deps_mod
 from envs.coding.grading import GRADER_MOUNT, Grade, Stash, grade, keep_pids, stop_processes
-from envs.coding.published import PublishedTask, check_reproducible
+from envs.coding.published import PublishedTask, UnreproducibleTaskError, check_reproducible
 from envs.coding.published.verifier import PublishedGrade, run_verifier
 from envs.coding.published.workspace import materialize, oracle_script, solution_yaml_script
 from envs.coding.sandbox import Limits, PathEscapeError, Sandbox, SandboxError, WorkspaceSnapshot, make_sandbox
@@ -145,20 +145,28 @@ class CodingEnv(gym.Env):
         self._started_episode = False
 
     # --- setup -------------------------------------------------------------------------------------
-    @staticmethod
-    def _task_pool(task: str, allow_path: bool) -> dict[str, Path] | None:
-        """The tasks episodes choose from: every shipped task (task="all"), a dataset folder's, or None."""
+    def _task_pool(self, task: str, allow_path: bool) -> dict[str, Path] | None:
+        """The tasks episodes choose from: every shipped task (task="all"), a dataset folder's, or None. A
+        dataset's published tasks are checked up front: every unreproducible one is named at once."""
         if task == ALL_TASKS:
             return shipped_tasks()
         folders = dataset_dirs(task) if allow_path and ("/" in task or Path(task).is_dir()) else []
         if not folders:
             return None
         pool: dict[str, Path] = {}
+        refused: list[UnreproducibleTaskError] = []
         for folder in folders:
-            name = load_task_dir(folder).name
-            if name in pool:
-                raise ValueError(f"dataset {task}: task name {name!r} is used by {pool[name]} and {folder}")
-            pool[name] = folder
+            t = load_task_dir(folder)
+            if t.name in pool:
+                raise ValueError(f"dataset {task}: task name {t.name!r} is used by {pool[t.name]} and {folder}")
+            pool[t.name] = folder
+            if isinstance(t, PublishedTask):
+                try:
+                    check_reproducible(t, self.approximate)
+                except UnreproducibleTaskError as e:
+                    refused.append(e)
+        if refused:
+            raise UnreproducibleTaskError.many(refused)
         return pool
 
     def _load(self, name: str, allow_path: bool) -> AnyTask:

@@ -73,7 +73,8 @@ def _edit(path: Path, old: str, new: str) -> None:
             "task.toml",
             "metadata.service_port",
         ),
-        (lambda d: _edit(d / "task.toml", "service_port = 8080\n", ""), "task.toml", "metadata.service_port"),
+        # without service_port the task loads as published (no service): start_command alone is then the mistake
+        (lambda d: _edit(d / "task.toml", "service_port = 8080\n", ""), "task.toml", "metadata"),
         (lambda d: _edit(d / "task.toml", 'start_command = "python3 server.py"\n', ""), "task.toml", "metadata"),
         (
             lambda d: _edit(d / "task.toml", "timeout_sec = 60.0", "timeout_sec = -1"),

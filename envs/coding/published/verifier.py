@@ -154,6 +154,7 @@ def run_verifier(
             "PYTHONSAFEPATH": "1",
             "PYTHONPATH": VERIFIER_LIB,
             "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTEST_ADDOPTS": "-p no:cacheprovider",  # /tests is read-only: no cache warnings in the log
         }
         started: bool | None = None
         if task.service is not None:

@@ -9,17 +9,28 @@ from pathlib import Path
 from envs.coding.published.formats import read_solution_yaml
 from envs.coding.published.model import PublishedTask
 
+HOW = "Run it anyway with approximate=true (env.kwargs.approximate=true), or on a container engine."
+
 
 class UnreproducibleTaskError(ValueError):
     """The task declares steps bwrap cannot reproduce; `approximate=True` runs it without them."""
 
-    def __init__(self, task: PublishedTask) -> None:
+    def __init__(self, task: PublishedTask, message: str | None = None) -> None:
         self.task = task
         super().__init__(
-            f"task {task.name!r} ({task.path}) declares steps a bwrap sandbox cannot reproduce, so its start state "
-            f"would differ from the published one:\n{task.environment.unreproduced()}\n"
-            "Run it anyway with approximate=true (env.kwargs.approximate=true), or on a container engine."
+            message
+            or f"task {task.name!r} ({task.path}) declares steps a bwrap sandbox cannot reproduce, so its start "
+            f"state would differ from the published one:\n{task.environment.unreproduced()}\n{HOW}"
         )
+
+    @classmethod
+    def many(cls, errors: list[UnreproducibleTaskError]) -> UnreproducibleTaskError:
+        """One error naming every refused task of a dataset."""
+        if len(errors) == 1:
+            return errors[0]
+        parts = [f"{e.task.name!r} ({e.task.path}):\n{e.task.environment.unreproduced()}" for e in errors]
+        head = f"{len(errors)} tasks declare steps a bwrap sandbox cannot reproduce:\n"
+        return cls(errors[0].task, head + "\n".join(parts) + "\n" + HOW)
 
 
 def check_reproducible(task: PublishedTask, approximate: bool) -> None:
