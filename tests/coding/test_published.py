@@ -398,3 +398,75 @@ def test_solution_yaml_becomes_one_script() -> None:
     script = solution_yaml_script(FIXTURES / "tb-solution-yaml" / "solution.yaml")
     assert script.splitlines()[2:4] == ["mkdir -p /app/out", "sleep 0.1"]
     assert json.dumps(script).count("chmod +x /app/count.sh") == 1
+
+
+# --- the formats' own models (harbor, terminal-bench: Python >= 3.12, so in their own venv) ----------------
+
+TB_VERSION = "0.2.18"
+OWN_MODELS = """
+import sys, warnings
+from pathlib import Path
+import yaml
+warnings.simplefilter("ignore")
+from harbor.models.task.config import TaskConfig
+from harbor.models.task.paths import TaskPaths as HarborPaths
+from terminal_bench.handlers.trial_handler import Task, TaskPaths as TBPaths
+from terminal_bench.terminal.models import TerminalCommand
+for folder in map(Path, sys.argv[1:]):
+    if (folder / "task.toml").is_file():
+        paths = HarborPaths(folder)
+        cfg = TaskConfig.model_validate_toml(paths.config_path.read_text())
+        assert paths.instruction_path.is_file() and paths.environment_dir.is_dir(), folder
+        assert paths.discovered_test_path is not None and paths.discovered_solve_path is not None, folder
+        print("harbor", folder.name, cfg.task.name if cfg.task else None, cfg.verifier.timeout_sec)
+    else:
+        task = Task.model_validate(yaml.safe_load((folder / "task.yaml").read_text()))
+        paths = TBPaths(folder)
+        assert paths.run_tests_path.is_file() and paths.docker_compose_path.is_file(), folder
+        if paths.solution_path.suffix == ".yaml":
+            assert TerminalCommand.from_yaml_list(paths.solution_path), folder
+        print("terminal-bench", folder.name, task.parser_name.value, task.max_test_timeout_sec)
+"""
+
+
+def _own_models_python() -> str:
+    """The Harbor check venv of test_tasks.py, with terminal-bench added (PyPI must answer once)."""
+    import subprocess
+
+    from tests.coding.test_tasks import _harbor_python
+
+    py = _harbor_python()
+    has_tb = "import importlib.util, sys; sys.exit(importlib.util.find_spec('terminal_bench') is None)"
+    probe = subprocess.run([py, "-c", has_tb], capture_output=True)
+    if probe.returncode:
+        pip = subprocess.run(
+            [py, "-m", "pip", "install", "-q", f"terminal-bench=={TB_VERSION}"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if pip.returncode:
+            pytest.skip(f"cannot install terminal-bench=={TB_VERSION} here: {pip.stderr[-300:]}")
+    return py
+
+
+def _quiet() -> dict[str, str]:
+    import os
+
+    return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # terminal-bench imports litellm
+
+
+def test_fixtures_load_in_harbors_and_terminal_benchs_own_models() -> None:
+    import subprocess
+
+    res = subprocess.run(
+        [_own_models_python(), "-c", OWN_MODELS, *(str(FIXTURES / n) for n in ALL)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_quiet(),
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = res.stdout.splitlines()
+    assert sum(line.startswith("harbor ") for line in lines) == 3, res.stdout
+    assert sum(line.startswith("terminal-bench ") for line in lines) == 3, res.stdout
