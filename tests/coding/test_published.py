@@ -359,7 +359,7 @@ def test_a_conftest_and_pytest_ini_planted_in_the_workdir_are_not_loaded() -> No
 
 @needs_bwrap
 def test_the_agent_cannot_write_a_reward_file() -> None:
-    env = _env(FIXTURES / "harbor-word-stats")
+    env = _env(FIXTURES / "harbor-slug-multi-reward")
     try:
         env.reset(seed=0)
         out, *_ = env.step('bash[mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt; echo "rc=$?"]')
@@ -388,8 +388,18 @@ def test_a_folder_of_tasks_is_a_dataset_played_by_seed() -> None:
 def test_a_dataset_refuses_unreproducible_tasks_without_approximate() -> None:
     with pytest.raises(UnreproducibleTaskError) as e:
         _env(FIXTURES)
-    assert "2 tasks declare steps" in str(e.value) and "'abc-bookshelf-api'" in str(e.value)
+    assert "3 tasks declare steps" in str(e.value) and "'abc-bookshelf-api'" in str(e.value)
+    assert "tests/test.sh:6: curl -LsSf https://astral.sh/uv" in str(e.value)
     assert "'tb-csv-summary'" in str(e.value) and "RUN pip install pytest" in str(e.value)
+
+
+def test_verifier_lines_that_fetch_from_the_internet_are_listed() -> None:
+    t = load_task_dir(FIXTURES / "tb-csv-summary")
+    assert isinstance(t, PublishedTask)
+    lines = [s.where for s in t.environment.skipped if s.where.startswith("run-tests.sh")]
+    assert lines == [f"run-tests.sh:{n}" for n in (4, 5, 7, 16, 18, 20)]
+    clean = load_task_dir(FIXTURES / "abc-bookshelf-api")
+    assert isinstance(clean, PublishedTask) and not [s for s in clean.environment.skipped if "run-tests" in s.where]
 
 
 def test_solution_yaml_becomes_one_script() -> None:

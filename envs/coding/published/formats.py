@@ -12,6 +12,7 @@ agentsim's keys are optional extensions: Harbor `[metadata]` / Terminal-Bench to
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -248,6 +249,32 @@ def _plan(
     )
 
 
+ONLINE = re.compile(r"^\s*(?:sudo\s+)?(apt-get|apt|apk|curl|wget|pip3?|uv|uvx|npm|yarn)\b")
+
+
+def online_steps(script: Path, folder: Path) -> list[SkippedStep]:
+    """Lines of the verifier script that fetch from the internet (the formats' templates install curl and uv,
+    then run pytest through `uv run` / `uvx`). Offline, the verifier serves `uv` / `uvx` with the task venv's
+    pytest (`verifier.py`) and the installs fail harmlessly; each such line is listed."""
+    found: list[SkippedStep] = []
+    for n, line in enumerate(script.read_text(errors="replace").splitlines(), 1):
+        m = ONLINE.match(line)
+        if m and not line.lstrip().startswith("#"):
+            found.append(
+                SkippedStep(
+                    where=f"{_label(script, folder)}:{n}",
+                    step=line.strip()[:120],
+                    why=f"{m.group(1)} fetches from the internet: offline, uv/uvx run the task venv's pytest",
+                )
+            )
+    return found
+
+
+def _with_verifier(plan: EnvironmentPlan, script: Path, folder: Path) -> EnvironmentPlan:
+    steps = online_steps(script, folder)
+    return plan.model_copy(update={"skipped": [*plan.skipped, *steps]}) if steps else plan
+
+
 def _label(path: Path, folder: Path) -> str:
     try:
         return str(path.resolve().relative_to(folder.resolve()))
@@ -289,6 +316,7 @@ def load_harbor(folder: Path) -> PublishedTask:
         raise TaskFormatError(folder / "solution", "solution/solve.sh", "missing file (the oracle's entry point)")
     e = cfg.environment
     plan = _plan(folder, env_dir, ("main",), set(), workdir=e.workdir, docker_image=e.docker_image, extra_env=e.env)
+    plan = _with_verifier(plan, test_script, folder)
     if e.gpus:
         plan = plan.model_copy(
             update={
@@ -345,6 +373,7 @@ def load_terminal_bench(folder: Path) -> PublishedTask:
     tests = _optional(folder / "tests")
     hidden = {p for p in (tests, test_script, solution, folder / "solution.sh", folder / "solution.yaml") if p}
     plan = _plan(folder, folder, ("client", "main"), hidden, workdir=None, docker_image=None, extra_env={})
+    plan = _with_verifier(plan, test_script, folder)
     return PublishedTask(
         name=folder.name,
         layout="terminal-bench",

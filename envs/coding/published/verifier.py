@@ -42,6 +42,47 @@ SITECUSTOMIZE = (
 )
 
 
+# Offline stand-ins for the formats' template verifiers (`curl ... uv/install.sh | sh`, then `uv run pytest` /
+# `uvx -p 3.13 -w pytest==... pytest --ctrf ... /tests/test_outputs.py -rA`): the task venv's pytest runs the same
+# tests. Only where the task runs approximately (its script's internet steps are listed as skipped).
+UV = r"""#!/bin/bash
+# agentsim verifier (offline): uv's project and install commands do nothing; `uv run CMD` runs CMD.
+cmd="$1"; shift
+case "$cmd" in
+  run)
+    while [ $# -gt 0 ]; do case "$1" in
+      -w|--with|-p|--python|--project|--directory|--with-requirements) shift 2;;
+      --) shift; break;;
+      -*) shift;;
+      *) break;;
+    esac; done
+    [ "$1" = pytest ] && { shift; exec uvx pytest "$@"; }
+    exec "$@";;
+  init|add|sync|lock|venv|pip|tool|cache|self|python) exit 0;;
+  *) echo "uv (agentsim offline stand-in): '$cmd' is not supported" >&2; exit 2;;
+esac
+"""
+UVX = r"""#!/bin/bash
+# agentsim verifier (offline): `uvx [options] TOOL ARGS` runs TOOL from the task's venv; pytest without --ctrf.
+while [ $# -gt 0 ]; do case "$1" in
+  -w|--with|-p|--python|--from|--with-requirements) shift 2;;
+  -*) shift;;
+  *) break;;
+esac; done
+tool="$1"; shift
+if [ "$tool" = pytest ]; then
+  args=()
+  while [ $# -gt 0 ]; do case "$1" in
+    --ctrf) shift 2;;
+    --ctrf=*) shift;;
+    *) args+=("$1"); shift;;
+  esac; done
+  exec python3 -m pytest "${args[@]}"
+fi
+exec "$tool" "$@"
+"""
+
+
 class PublishedGrade(BaseModel):
     """The task's own verdict: `reward` (the scalar), every named reward, and the tests it reported."""
 
@@ -130,8 +171,13 @@ def run_verifier(
     for d in (tests, logs / "verifier", logs / "agent", lib):
         d.mkdir(parents=True)
     (lib / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    (lib / "bin").mkdir()
+    (lib / "bin" / "uv").write_text(UV)
+    (lib / "bin" / "uvx").write_text(UVX)
     for p in (tmp, tests, logs, lib, lib / "sitecustomize.py", logs / "verifier", logs / "agent"):
         p.chmod(0o755 if p.is_dir() else 0o644)
+    for p in (lib / "bin", lib / "bin" / "uv", lib / "bin" / "uvx"):
+        p.chmod(0o755)
     script = _stage_tests(task, tests)
     sb: Sandbox = BwrapSandbox(
         workspace,
@@ -150,6 +196,7 @@ def run_verifier(
         run_env = {
             **task.environment.env,
             **env,
+            "PATH": f"{env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}:{VERIFIER_LIB}/bin",
             **task.verifier_env,
             "PYTHONSAFEPATH": "1",
             "PYTHONPATH": VERIFIER_LIB,
@@ -166,7 +213,9 @@ def run_verifier(
             )
             sb.exec(cmd, timeout=10, env=run_env)
             started = wait_for_port(sb, task.service.port, port_wait_s)
-        res = sb.exec(f"bash {shlex.quote(script)}", timeout=task.verifier_timeout_sec, env=run_env)
+        # the templates `source $HOME/.local/bin/env` after installing uv: an empty one stands in
+        prep = 'mkdir -p "$HOME/.local/bin" && : >"$HOME/.local/bin/env"; '
+        res = sb.exec(f"{prep}bash {shlex.quote(script)}", timeout=task.verifier_timeout_sec, env=run_env)
         output = res.stdout + ("\n" + res.stderr if res.stderr.strip() else "")
         tests_seen = parse_pytest(_last_summary(res.stdout))
         log = summary_excerpt(output)
