@@ -183,6 +183,29 @@ def test_copy_dot_into_root_keeps_the_workdir_part(tmp_path: Path) -> None:
     assert [(c.source.name, c.dest) for c in plan.copies] == [("app", "")]
 
 
+def test_copy_dot_honours_dockerignore_inside_folders(tmp_path: Path) -> None:
+    from envs.coding.published.workspace import materialize
+
+    d = tmp_path / "t"
+    env = d / "environment"
+    (env / "secret").mkdir(parents=True)
+    (env / "pkg").mkdir()
+    (d / "tests").mkdir()
+    (d / "task.toml").write_text("")
+    (d / "instruction.md").write_text("Do it.")
+    (d / "tests" / "test.sh").write_text("echo 1 > /logs/verifier/reward.txt\n")
+    (env / "Dockerfile").write_text("FROM x\nWORKDIR /app\nCOPY . .\n")
+    (env / ".dockerignore").write_text("# comment\n*.log\nsecret/\n**/*.tmp\n")
+    for f in ("app.py", "debug.log", "secret/key", "pkg/mod.py", "pkg/scratch.tmp"):
+        (env / f).write_text("x")
+    t = load_published(d)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    materialize(t, ws)
+    got = sorted(str(p.relative_to(ws)) for p in ws.rglob("*") if p.is_file())
+    assert got == [".dockerignore", "Dockerfile", "app.py", "pkg/mod.py"]
+
+
 def test_compose_other_services_and_volumes_are_listed(tmp_path: Path) -> None:
     (tmp_path / "docker-compose.yaml").write_text(
         "services:\n  client:\n    build: .\n    environment: {A: '1', TEST_DIR: '${T_BENCH_TEST_DIR}'}\n"
@@ -402,9 +425,12 @@ def test_verifier_lines_that_fetch_from_the_internet_are_listed() -> None:
     assert isinstance(clean, PublishedTask) and not [s for s in clean.environment.skipped if "run-tests" in s.where]
 
 
-def test_solution_yaml_becomes_one_script() -> None:
+def test_solution_yaml_becomes_one_script(tmp_path: Path) -> None:
     from envs.coding.published.workspace import solution_yaml_script
 
+    keys = tmp_path / "solution.yaml"
+    keys.write_text("- {command: vim a.txt}\n- {command: ihello, append_enter: false}\n")
+    assert "# left out (typed without Enter): 'ihello'" in solution_yaml_script(keys)
     script = solution_yaml_script(FIXTURES / "tb-solution-yaml" / "solution.yaml")
     assert script.splitlines()[2:4] == ["mkdir -p /app/out", "sleep 0.1"]
     assert json.dumps(script).count("chmod +x /app/count.sh") == 1

@@ -150,6 +150,7 @@ class _Build:
     )  # (step, source, abs dest, into)
     skipped: list[SkippedStep] = field(default_factory=list)
     kept_out: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)  # .dockerignore patterns
 
     def skip(self, ins: Instruction, why: str) -> None:
         self.skipped.append(SkippedStep(where=f"{self.file}:{ins.line}", step=ins.short(), why=why))
@@ -163,7 +164,8 @@ def _dockerignore(context: Path) -> list[str]:
     return [p.lstrip("/").rstrip("/") for p in pats if not p.startswith("!")]
 
 
-def _ignored(rel: str, patterns: list[str]) -> bool:
+def dockerignored(rel: str, patterns: list[str]) -> bool:
+    """Whether a build-context path (relative) is excluded by `.dockerignore` patterns (no `!` exceptions)."""
     return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, p + "/*") for p in patterns)
 
 
@@ -176,7 +178,7 @@ def _sources(b: _Build, ins: Instruction, pattern: str) -> list[Path]:
     return [p for p in found if p.exists()]
 
 
-def _copy(b: _Build, ins: Instruction, ignore: list[str]) -> None:
+def _copy(b: _Build, ins: Instruction) -> None:
     words = _words(substitute(ins.args, b.env)) if not ins.args.startswith("[") else _words(ins.args)
     flags = [w for w in words if w.startswith("--")]
     words = [w for w in words if not w.startswith("--")]
@@ -229,15 +231,16 @@ def read_dockerfile(
             values = {key: substitute(v, b.env) for key, v in _assignments(ins.args, k).items()}
             b.env.update({key: v for key, v in values.items() if k == "ENV" or key not in b.env})
         elif k in ("COPY", "ADD"):
-            _copy(b, ins, ignore)
+            _copy(b, ins)
         elif k in INFO_ONLY:
             continue
         elif k == "RUN":
             b.skip(ins, "a build command: bwrap installs and runs nothing at build time")
         else:  # USER, VOLUME, ONBUILD, anything unknown
             b.skip(ins, f"{k} is not reproduced in a bwrap sandbox")
-    b.raw_copies = [(i, p, d, into) for i, p, d, into in b.raw_copies if not _ignored(_rel(p, context), ignore)]
+    b.raw_copies = [(i, p, d, into) for i, p, d, into in b.raw_copies if not dockerignored(_rel(p, context), ignore)]
     sources = [p.resolve() for _, p, _, _ in b.raw_copies]
+    b.ignore = ignore
     b.kept_out = sorted({_rel(h, context) for h in b.hidden if h.exists() and any(_is_under(h, s) for s in sources)})
     return b
 
@@ -248,6 +251,11 @@ def _rel(p: Path, root: Path) -> str:
 
 def _is_under(p: Path, root: Path) -> bool:
     return p.resolve().is_relative_to(root.resolve())
+
+
+def empty_build(label: str, context: Path) -> _Build:
+    """A build with no Dockerfile (a prebuilt image): nothing copied."""
+    return _Build(file=label, context=context, hidden=set())
 
 
 def plan_from(b: _Build, *, workdir: str | None = None, extra_env: Mapping[str, str] | None = None) -> EnvironmentPlan:
@@ -285,6 +293,8 @@ def plan_from(b: _Build, *, workdir: str | None = None, extra_env: Mapping[str, 
         copies.append(FileCopy(source=src.resolve(), dest="" if rel == "." else rel, into=into))
     return EnvironmentPlan(
         dockerfile=None,
+        context=b.context.resolve(),
+        dockerignore=b.ignore,
         base_image=b.base_image,
         workdir=wd,
         env={**b.env, **(extra_env or {})},

@@ -236,9 +236,7 @@ def _plan(
                 )
             else:
                 raise TaskFormatError(env_dir, "Dockerfile", "missing file (no Dockerfile and no image to run)")
-            plan = df.plan_from(
-                df._Build(file=label, context=context, hidden=set()), workdir=workdir, extra_env={**env, **extra_env}
-            )
+            plan = df.plan_from(df.empty_build(label, context), workdir=workdir, extra_env={**env, **extra_env})
         else:
             b = df.read_dockerfile(dockerfile, context, file_label=_label(dockerfile, folder), hidden=hidden)
             plan = df.plan_from(b, workdir=workdir, extra_env={**env, **extra_env})

@@ -56,6 +56,8 @@ class EnvironmentPlan(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     dockerfile: Path | None
+    context: Path | None = None  # the build context COPY sources are read from
+    dockerignore: list[str] = Field(default_factory=list)  # its .dockerignore patterns
     base_image: str | None  # FROM (the host's /usr stands in for it)
     workdir: str  # the final WORKDIR: the agent's workspace, visible at this path
     env: dict[str, str] = Field(default_factory=dict)  # ENV / ARG defaults / compose environment

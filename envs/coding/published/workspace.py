@@ -6,6 +6,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+from envs.coding.published.dockerfile import dockerignored
 from envs.coding.published.formats import read_solution_yaml
 from envs.coding.published.model import PublishedTask
 
@@ -49,9 +50,17 @@ def hidden_paths(task: PublishedTask) -> set[Path]:
 def materialize(task: PublishedTask, workspace: Path) -> None:
     """Copy the Dockerfile's COPY/ADD sources into `workspace` (the WORKDIR), hidden files left out."""
     hidden = hidden_paths(task)
+    plan = task.environment
+
+    def ignored(path: Path) -> bool:
+        if path.resolve() in hidden:
+            return True
+        if plan.context is None or not plan.dockerignore or not path.resolve().is_relative_to(plan.context):
+            return False
+        return dockerignored(str(path.resolve().relative_to(plan.context)), plan.dockerignore)
 
     def ignore(folder: str, names: list[str]) -> set[str]:
-        return {n for n in names if (Path(folder) / n).resolve() in hidden or n == "__pycache__"}
+        return {n for n in names if n == "__pycache__" or ignored(Path(folder) / n)}
 
     for c in task.environment.copies:
         if c.source.resolve() in hidden:
