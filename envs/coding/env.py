@@ -194,6 +194,13 @@ class CodingEnv(gym.Env):
             return WORKSPACE + path[len(wd) :]
         return path
 
+    def _shown(self, text: str) -> str:
+        """A file tool's message with the path as the agent knows it (its first line names the file)."""
+        if self.workdir == WORKSPACE:
+            return text
+        head, sep, rest = text.partition("\n")
+        return head.replace(WORKSPACE, self.workdir) + sep + rest
+
     def _switch(self, name: str) -> None:
         """Make `name` the current task (task="all" or a dataset): its own sandbox, deps and pristine workspace."""
         if name == self.task.name:
@@ -350,7 +357,7 @@ class CodingEnv(gym.Env):
             call = parse_action(action)
             obs = self._run(call.tool, call.args)
         except (ActionError, PathEscapeError) as e:
-            return self._invalid(str(e))
+            return self._invalid(self._shown(str(e)))
         if call.tool == "submit":
             assert self._state.grade is not None
             return obs, self._state.grade.reward, True, False, self._info()
@@ -364,11 +371,11 @@ class CodingEnv(gym.Env):
         if "path" in args:
             args = {**args, "path": self._in_workspace(args["path"])}
         if tool == "view":
-            return tool_view(sb, args["path"], cwd, args.get("start"), args.get("end"), self.output_chars)
+            return self._shown(tool_view(sb, args["path"], cwd, args.get("start"), args.get("end"), self.output_chars))
         if tool == "create":
-            return tool_create(sb, args["path"], cwd, args["content"])
+            return self._shown(tool_create(sb, args["path"], cwd, args["content"]))
         if tool == "str_replace":
-            return tool_str_replace(sb, args["path"], cwd, args["old"], args["new"])
+            return self._shown(tool_str_replace(sb, args["path"], cwd, args["old"], args["new"]))
         assert tool == "submit"
         g = self.grade()
         self._state = replace(self._state, steps=self._state.steps + 1, ending=(True, False), grade=g)

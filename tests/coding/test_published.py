@@ -292,9 +292,12 @@ def test_agent_sees_the_workdir_and_can_write_it() -> None:
         out, *_ = env.step("bash[pwd; ls; touch /srv/api/new.txt && echo wrote]")
         assert out.startswith("/srv/api\nserver.py\nwrote")
         view, *_ = env.step("view[/srv/api/server.py]")
-        assert "ThreadingHTTPServer" in view
-        env.step("create[/srv/api/notes.md]\nhello")
+        assert view.startswith("/srv/api/server.py (") and "ThreadingHTTPServer" in view
+        wrote, *_ = env.step("create[/srv/api/notes.md]\nhello")
+        assert wrote.startswith("wrote /srv/api/notes.md")
         assert "hello" in env.step("bash[cat notes.md]")[0]
+        missing, *_ = env.step("view[gone.txt]")
+        assert "/srv/api/gone.txt does not exist" in missing
     finally:
         env.close()
 
