@@ -265,6 +265,7 @@ def test_oracle_scores_one_and_immediate_submit_zero(name: str) -> None:
         if name == "harbor-slug-multi-reward":
             assert info["grade"]["rewards"] == {"correctness": 1.0, "edge_cases": 1.0}
             assert info0["grade"]["rewards"] == {"correctness": 0.0, "edge_cases": 0.0}
+            assert (info["grade"]["passed"], info["grade"]["total"]) == (4, 4)  # both pytest runs are shown
     finally:
         env.close()
 

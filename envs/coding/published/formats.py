@@ -262,7 +262,12 @@ def online_steps(script: Path, folder: Path) -> list[SkippedStep]:
                 SkippedStep(
                     where=f"{_label(script, folder)}:{n}",
                     step=line.strip()[:120],
-                    why=f"{m.group(1)} fetches from the internet: offline, uv/uvx run the task venv's pytest",
+                    why=f"{m.group(1)}: "
+                    + (
+                        "served offline by the task venv's pytest"
+                        if m.group(1) in ("uv", "uvx")
+                        else "fetches from the internet (no network here)"
+                    ),
                 )
             )
     return found

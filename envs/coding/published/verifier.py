@@ -217,7 +217,8 @@ def run_verifier(
         prep = 'mkdir -p "$HOME/.local/bin" && : >"$HOME/.local/bin/env"; '
         res = sb.exec(f"{prep}bash {shlex.quote(script)}", timeout=task.verifier_timeout_sec, env=run_env)
         output = res.stdout + ("\n" + res.stderr if res.stderr.strip() else "")
-        tests_seen = parse_pytest(_last_summary(res.stdout))
+        # Terminal-Bench's verdict comes from the last summary; Harbor's from its reward file (the tests are shown)
+        tests_seen = parse_pytest(_last_summary(res.stdout) if task.verdict == "pytest" else res.stdout)
         log = summary_excerpt(output)
         if task.verdict == "reward-file":
             rewards, why = _reward_file(logs)
