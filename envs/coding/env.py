@@ -18,7 +18,11 @@ so a service the agent had started must be started again (grading starts its own
 
 from __future__ import annotations
 
+import os
+import posixpath
+import re
 import secrets
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass, replace
@@ -187,19 +191,40 @@ class CodingEnv(gym.Env):
         """Where the agent's workspace is shown: /workspace, or a published task's WORKDIR."""
         return self.task.workdir if isinstance(self.task, PublishedTask) else WORKSPACE
 
+    def _mounts(self) -> dict[str, str]:
+        """Where a published task's workspace shows ({sandbox path: folder in the workspace}); {} otherwise."""
+        return self.task.environment.mounts() if isinstance(self.task, PublishedTask) else {}
+
     def _in_workspace(self, path: str) -> str:
-        """A path the agent gave under the WORKDIR, as the file tools know it (under /workspace)."""
-        wd = self.workdir
-        if wd != WORKSPACE and (path == wd or path.startswith(wd + "/")):
-            return WORKSPACE + path[len(wd) :]
+        """A path the agent gave under the WORKDIR (or another root), as the file tools know it (/workspace/...)."""
+        for dest, sub in sorted(self._mounts().items(), key=lambda m: -len(m[0])):
+            if path == dest or path.startswith(dest + "/"):
+                return posixpath.join(WORKSPACE, sub, path[len(dest) + 1 :]).rstrip("/")
         return path
 
     def _shown(self, text: str) -> str:
         """A file tool's message with the path as the agent knows it (its first line names the file)."""
-        if self.workdir == WORKSPACE:
+        mounts = self._mounts()
+        if not mounts:
             return text
         head, sep, rest = text.partition("\n")
-        return head.replace(WORKSPACE, self.workdir) + sep + rest
+        for dest, sub in sorted(mounts.items(), key=lambda m: -len(m[1])):
+            inner = posixpath.join(WORKSPACE, sub).rstrip("/")
+            head = re.sub(re.escape(inner) + r"(?=/|\b|$)", dest, head)
+        return head + sep + rest
+
+    def _roots_intact(self, sb: Sandbox) -> bool:
+        """Each root folder the sandbox shows (`/data` -> workspace/data) is still the workspace's folder; a
+        removed and re-created one leaves a stale mount, and the sandbox is then made afresh."""
+        roots = {d: sub for d, sub in self._mounts().items() if sub}
+        if not roots:
+            return True
+        res = sb.exec("stat -c %i " + " ".join(shlex.quote(d) for d in roots), timeout=10)
+        try:
+            host = [str(os.stat(sb.workspace / sub, follow_symlinks=False).st_ino) for sub in roots.values()]
+        except OSError:
+            return False
+        return res.exit_code == 0 and res.stdout.split() == host
 
     def _switch(self, name: str) -> None:
         """Make `name` the current task (task="all" or a dataset): its own sandbox, deps and pristine workspace."""
@@ -261,7 +286,7 @@ class CodingEnv(gym.Env):
             return self._sb
         self._deps = deps_mod.prepare(self.task.requirements, self.task.npm)
         self._stash = Stash(GRADER_MOUNT)
-        published = isinstance(self.task, PublishedTask)
+        where: dict[str, Any] = {"workdir": self.workdir, "mounts": self._mounts()} if self._mounts() else {}
         sb = make_sandbox(
             self.backend,
             limits=self.limits,
@@ -269,7 +294,7 @@ class CodingEnv(gym.Env):
             start=False,
             ro_binds={**self._deps.ro_binds(), **self._stash.ro_binds()},
             **self.sandbox_options(),
-            **({"workdir": self.workdir} if published else {}),
+            **where,
         )
         if isinstance(self.task, PublishedTask):
             materialize(self.task, sb.workspace)
@@ -312,6 +337,9 @@ class CodingEnv(gym.Env):
         self._clean()
         assert self._pristine is not None
         sb.restore(self._pristine)
+        if not self._roots_intact(sb):  # the agent removed a root's folder: its mount went stale
+            self._close_sandbox()
+            sb = self.sandbox
         self._state = _State(session=Session(cwd=self.workdir))
         self._started_episode = True
         info = self._info()
@@ -489,6 +517,9 @@ class CodingEnv(gym.Env):
             self._switch(snap.task)
         self._clean()
         self.sandbox.restore(snap.workspace)
+        if not self._roots_intact(self.sandbox):
+            self._close_sandbox()
+            self.sandbox.restore(snap.workspace)
         self._state = snap.state
         self._started_episode = True
 

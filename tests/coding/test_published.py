@@ -161,7 +161,7 @@ def test_dockerfile_continuations_heredocs_env_and_relative_workdir(tmp_path: Pa
 def test_dockerfile_steps_bwrap_cannot_reproduce_are_listed(tmp_path: Path) -> None:
     plan = _plan(
         tmp_path,
-        "FROM golang AS build\nCOPY a.txt /src/\nFROM debian\nWORKDIR /app\nCOPY a.txt /data/a.txt\n"
+        "FROM golang AS build\nCOPY a.txt /src/\nFROM debian\nWORKDIR /app\nCOPY a.txt /etc/a.txt\n"
         "COPY --from=build /src /app/src\nADD https://example.invalid/x.tar.gz /app/\nADD a.txt.tar.gz /app/\n"
         "VOLUME /app/cache\n",
         files=("a.txt", "a.txt.tar.gz"),
@@ -169,7 +169,24 @@ def test_dockerfile_steps_bwrap_cannot_reproduce_are_listed(tmp_path: Path) -> N
     whys = [s.why for s in plan.skipped]
     assert len(whys) == 6 and "multi-stage" in whys[0] and "another image" in whys[1]
     assert "URL or an archive" in whys[2] and "URL or an archive" in whys[3] and "VOLUME" in whys[4]
-    assert "outside the workspace /app" in whys[5] and not plan.copies
+    assert "copies to /etc/a.txt: /etc is under /etc" in whys[5] and not plan.copies and not plan.roots
+
+
+def test_copies_outside_the_workdir_make_each_top_folder_a_root(tmp_path: Path) -> None:
+    plan = _plan(
+        tmp_path,
+        "FROM x\nWORKDIR /app/src\nCOPY a.txt ./\nCOPY a.txt /data/in/\nCOPY b.txt /opt/b.conf\n",
+        ("a.txt", "b.txt"),
+    )
+    assert plan.workdir == "/app/src" and plan.roots == {"/app": "app", "/data": "data", "/opt": "opt"}
+    assert [(c.source.name, c.dest) for c in plan.copies] == [
+        ("a.txt", "app/src"),
+        ("a.txt", "data/in"),
+        ("b.txt", "opt/b.conf"),
+    ]
+    assert plan.mounts() == plan.roots and not plan.skipped
+    single = _plan(tmp_path, "FROM x\nWORKDIR /app\nCOPY a.txt .\n")
+    assert single.roots == {} and single.mounts() == {"/app": ""}
 
 
 def test_no_workdir_or_a_system_workdir_falls_back_to_app_and_is_listed(tmp_path: Path) -> None:
@@ -510,3 +527,61 @@ def test_fixtures_load_in_harbors_and_terminal_benchs_own_models() -> None:
     lines = res.stdout.splitlines()
     assert sum(line.startswith("harbor ") for line in lines) == 3, res.stdout
     assert sum(line.startswith("terminal-bench ") for line in lines) == 3, res.stdout
+
+
+def _data_task(tmp_path: Path) -> Path:
+    """A Harbor task whose Dockerfile also copies into /data, outside its WORKDIR /app."""
+    d = tmp_path / "sum-data"
+    env = d / "environment"
+    (env / "data").mkdir(parents=True)
+    (d / "tests").mkdir()
+    (d / "solution").mkdir()
+    (d / "task.toml").write_text("")
+    (d / "instruction.md").write_text("Write the sum of the numbers in /data/input.txt to /data/sum.txt.")
+    (env / "Dockerfile").write_text("FROM python:3.12-slim\nWORKDIR /app\nCOPY notes.md ./\nCOPY data/ /data/\n")
+    (env / "notes.md").write_text("notes\n")
+    (env / "data" / "input.txt").write_text("3\n4\n")
+    (d / "tests" / "test.sh").write_text(
+        "python3 -m pytest /tests/test_sum.py -rA && echo 1 > /logs/verifier/reward.txt "
+        "|| echo 0 > /logs/verifier/reward.txt\n"
+    )
+    (d / "tests" / "test_sum.py").write_text(
+        "from pathlib import Path\n\n\ndef test_sum():\n    assert Path('/data/sum.txt').read_text().strip() == '7'\n"
+    )
+    (d / "solution" / "solve.sh").write_text(
+        "python3 -c \"print(sum(map(int, open('/data/input.txt').read().split())))\" > /data/sum.txt\n"
+    )
+    return d
+
+
+@needs_bwrap
+def test_a_folder_the_dockerfile_copies_outside_the_workdir_is_writable_and_verified(tmp_path: Path) -> None:
+    env = _env(_data_task(tmp_path))
+    try:
+        env.reset(seed=0)
+        out, *_ = env.step("bash[pwd; ls; cat /data/input.txt; touch /data/x && echo ok]")
+        assert out.startswith("/app\nnotes.md\n3\n4\nok"), out
+        assert env.step("view[/data/input.txt]")[0].startswith("/data/input.txt (2 lines)")
+        assert env.step("submit[]")[1] == 0.0
+        env.reset(seed=0)
+        while True:
+            _, r, term, trunc, info = env.step(env.expert_action())
+            if term or trunc:
+                break
+        assert r == 1.0, info["grade"]["log"]
+    finally:
+        env.close()
+
+
+@needs_bwrap
+def test_a_root_folder_the_agent_removes_comes_back_at_reset(tmp_path: Path) -> None:
+    env = _env(_data_task(tmp_path))
+    try:
+        env.reset(seed=0)
+        out, *_ = env.step("bash[rm -rf /workspace/data; cat /data/input.txt]")
+        assert "No such file" in out
+        env.reset(seed=1)
+        out, *_ = env.step("bash[cat /data/input.txt && touch /data/y && echo ok]")
+        assert out.startswith("3\n4\nok"), out
+    finally:
+        env.close()

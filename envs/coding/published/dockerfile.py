@@ -253,6 +253,21 @@ def _is_under(p: Path, root: Path) -> bool:
     return p.resolve().is_relative_to(root.resolve())
 
 
+def _top(path: str) -> str:
+    """`/data/logs` -> `/data`."""
+    return "/" + path.strip("/").split("/")[0]
+
+
+def _roots(workdir: str, dests: list[str]) -> list[str]:
+    """The top-level folders to show when the Dockerfile writes outside the WORKDIR (`COPY data /data` with
+    WORKDIR /app -> [/app, /data]); [] when everything lands in the WORKDIR (the workspace is the WORKDIR)."""
+    outside = {_top(d) for d in dests if not _under(d, workdir) and d != "/" and not _under(workdir, d)}
+    usable = sorted(t for t in outside if workdir_problem(t) is None and t != _top(workdir))
+    if not usable or workdir_problem(_top(workdir)) is not None:
+        return []
+    return sorted({_top(workdir), *usable})
+
+
 def empty_build(label: str, context: Path) -> _Build:
     """A build with no Dockerfile (a prebuilt image): nothing copied."""
     return _Build(file=label, context=context, hidden=set())
@@ -273,10 +288,13 @@ def plan_from(b: _Build, *, workdir: str | None = None, extra_env: Mapping[str, 
     if problem is not None:
         skipped.append(SkippedStep(where=b.file, step=f"WORKDIR {wd}", why=f"{problem}; {DEFAULT_WORKDIR} used"))
         wd = DEFAULT_WORKDIR
+    roots = _roots(wd, [dest for _, _, dest, _ in b.raw_copies])
+    base = "/" if roots else wd  # copies are placed relative to this
     copies: list[FileCopy] = []
     for ins, src, dest, into in b.raw_copies:
-        if not _under(dest, wd):
-            if _under(wd, dest) and src.is_dir() and into:  # COPY . / with WORKDIR /app: the part under /app
+        shown = any(_under(dest, r) for r in roots) if roots else _under(dest, wd)
+        if not shown:
+            if not roots and _under(wd, dest) and src.is_dir() and into:  # COPY . / with WORKDIR /app: the /app part
                 sub = Path(src, posixpath.relpath(wd, dest))
                 if sub.is_dir():
                     copies.append(FileCopy(source=sub.resolve(), dest="", into=True))
@@ -285,11 +303,11 @@ def plan_from(b: _Build, *, workdir: str | None = None, extra_env: Mapping[str, 
                 SkippedStep(
                     where=f"{b.file}:{ins.line}",
                     step=ins.short(),
-                    why=f"copies to {dest}, outside the workspace {wd} (only the workspace is writable)",
+                    why=f"copies to {dest}: {workdir_problem(_top(dest)) or 'not a folder the sandbox can show'}",
                 )
             )
             continue
-        rel = posixpath.relpath(dest, wd)
+        rel = posixpath.relpath(dest, base)
         copies.append(FileCopy(source=src.resolve(), dest="" if rel == "." else rel, into=into))
     return EnvironmentPlan(
         dockerfile=None,
@@ -297,6 +315,7 @@ def plan_from(b: _Build, *, workdir: str | None = None, extra_env: Mapping[str, 
         dockerignore=b.ignore,
         base_image=b.base_image,
         workdir=wd,
+        roots={r: r[1:] for r in roots},
         env={**b.env, **(extra_env or {})},
         copies=copies,
         kept_out=b.kept_out,

@@ -33,7 +33,7 @@ class FileCopy(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     source: Path  # on the host, inside the build context
-    dest: str  # path inside the workspace (relative; "" is the workspace itself)
+    dest: str  # path inside the workspace (relative; "" is the workspace itself; see EnvironmentPlan.roots)
     into: bool  # True: a folder's contents go into `dest`; False: `dest` is the file's (or folder's) new name
 
 
@@ -59,11 +59,18 @@ class EnvironmentPlan(BaseModel):
     context: Path | None = None  # the build context COPY sources are read from
     dockerignore: list[str] = Field(default_factory=list)  # its .dockerignore patterns
     base_image: str | None  # FROM (the host's /usr stands in for it)
-    workdir: str  # the final WORKDIR: the agent's workspace, visible at this path
+    workdir: str  # the final WORKDIR: where the agent's shell starts
+    # where the workspace shows, {sandbox path: folder in the workspace}: {} = the workspace is the WORKDIR;
+    # else one folder per top-level path the Dockerfile writes ({"/app": "app", "/data": "data"})
+    roots: dict[str, str] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)  # ENV / ARG defaults / compose environment
     copies: list[FileCopy] = Field(default_factory=list)
     kept_out: list[str] = Field(default_factory=list)  # hidden files a `COPY .` would have brought in
     skipped: list[SkippedStep] = Field(default_factory=list)
+
+    def mounts(self) -> dict[str, str]:
+        """{sandbox path: workspace-relative folder} (the sandbox's `mounts`)."""
+        return dict(self.roots) or {self.workdir: ""}
 
     def unreproduced(self) -> str:
         return "\n".join(f"  - {s.describe()}" for s in self.skipped)

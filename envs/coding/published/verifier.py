@@ -186,6 +186,7 @@ def run_verifier(
         ro_binds={**ro_binds, str(tests): TEST_DIR, str(lib): VERIFIER_LIB},
         rw_binds={str(logs): LOGS_DIR},
         workdir=task.workdir,
+        mounts=task.environment.mounts(),
         disk_quota="off",
     )
     try:

@@ -48,7 +48,8 @@ def hidden_paths(task: PublishedTask) -> set[Path]:
 
 
 def materialize(task: PublishedTask, workspace: Path) -> None:
-    """Copy the Dockerfile's COPY/ADD sources into `workspace` (the WORKDIR), hidden files left out."""
+    """Copy the Dockerfile's COPY/ADD sources into `workspace` (the WORKDIR, or one folder per root), hidden
+    files left out."""
     hidden = hidden_paths(task)
     plan = task.environment
 
@@ -62,6 +63,8 @@ def materialize(task: PublishedTask, workspace: Path) -> None:
     def ignore(folder: str, names: list[str]) -> set[str]:
         return {n for n in names if n == "__pycache__" or ignored(Path(folder) / n)}
 
+    for sub in plan.roots.values():
+        (workspace / sub).mkdir(parents=True, exist_ok=True)
     for c in task.environment.copies:
         if c.source.resolve() in hidden:
             continue

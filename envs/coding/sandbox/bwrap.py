@@ -121,19 +121,27 @@ class BwrapSandbox(Sandbox):
         disk_quota: str = "auto",
         workdir: str | None = None,
         rw_binds: Mapping[str, str] | None = None,
+        mounts: Mapping[str, str] | None = None,
     ) -> None:
         """`ro_binds`: extra host paths made visible read-only, {host path: sandbox path} (e.g. a
         prepared venv or node_modules cache); everything else of the host stays invisible.
         `use_cgroup`: also bound the sandbox's total memory and processes with a cgroup when the
         host allows it (`self.cgroup` says whether it does). `disk_quota`: see `Sandbox`
-        (`self.disk.mode` says which way the workspace is bounded). `workdir`: the workspace is also shown
-        (writable) at this path, where commands start (a published task's WORKDIR, e.g. /app).
-        `rw_binds`: host folders shown writable, {host path: sandbox path} (a verifier's /logs); the caller
-        gives them to `host_uid` first."""
+        (`self.disk.mode` says which way the workspace is bounded). `workdir`: where commands start (a
+        published task's WORKDIR, e.g. /app; default /workspace). `mounts`: the workspace (or a folder in it)
+        also shown writable at other paths, {sandbox path: workspace-relative folder, "" = the workspace}
+        (published tasks: {"/app": ""}, or {"/app": "app", "/data": "data"}). `rw_binds`: host folders shown
+        writable, {host path: sandbox path} (a verifier's /logs); the caller gives them to `host_uid` first."""
         super().__init__(workspace, limits, network, disk_quota)
         self.ro_binds = dict(ro_binds or {})
         self.workdir = workdir or MOUNT_POINT
         self.rw_binds = dict(rw_binds or {})
+        self.mounts = dict(mounts or {})
+        for dest, sub in self.mounts.items():
+            if not dest.startswith("/") or dest == MOUNT_POINT or sub.startswith("/") or ".." in sub.split("/"):
+                raise ValueError(
+                    f"mount {dest!r} -> {sub!r}: an absolute path other than {MOUNT_POINT}, a relative folder"
+                )
         self.host_uid = _alloc_host_uid()
         self._orig_owner: tuple[int, int] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -174,7 +182,7 @@ class BwrapSandbox(Sandbox):
         a += ["--bind-fd", str(fds[MOUNT_POINT]), MOUNT_POINT]
         a += self._published_binds(fds)
         for dest, fd in fds.items():
-            if dest != MOUNT_POINT and dest != self.workdir and dest not in self.rw_binds.values():
+            if dest != MOUNT_POINT and dest not in self.mounts and dest not in self.rw_binds.values():
                 a += ["--ro-bind-fd", str(fd), dest]
         # the skeleton bwrap builds (/, /dev) is tmpfs: read-only, or it is unbounded RAM to write into
         a += ["--size", str(self.limits.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--remount-ro", "/"]
@@ -184,10 +192,10 @@ class BwrapSandbox(Sandbox):
         return a
 
     def _published_binds(self, fds: dict[str, int]) -> list[str]:
-        """bwrap options for `workdir` and `rw_binds` (writable; published tasks, envs/coding/published)."""
+        """bwrap options for `mounts` and `rw_binds` (writable; published tasks, envs/coding/published)."""
         a: list[str] = []
-        if self.workdir != MOUNT_POINT:
-            a += ["--bind-fd", str(fds[self.workdir]), self.workdir]
+        for dest in self.mounts:
+            a += ["--bind-fd", str(fds[dest]), dest]
         for dest in self.rw_binds.values():
             a += ["--bind-fd", str(fds[dest]), dest]
         return a
@@ -213,8 +221,8 @@ class BwrapSandbox(Sandbox):
             fds[MOUNT_POINT] = os.open(self.workspace, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
             for host, dest in self.ro_binds.items():
                 fds[dest] = os.open(host, os.O_PATH | os.O_CLOEXEC)
-            if self.workdir != MOUNT_POINT:
-                fds[self.workdir] = os.open(self.workspace, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            for dest, sub in self.mounts.items():
+                fds[dest] = os.open(self.workspace / sub, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
             for host, dest in self.rw_binds.items():
                 _check_reachable(Path(host).resolve(), self.host_uid, "rw_bind", itself=True)
                 fds[dest] = os.open(host, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
