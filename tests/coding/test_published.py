@@ -429,6 +429,11 @@ def test_a_folder_of_tasks_is_a_dataset_played_by_seed() -> None:
         env.close()
 
 
+def test_an_empty_folder_is_neither_a_task_nor_a_dataset(tmp_path: Path) -> None:
+    with pytest.raises(TaskFormatError, match="nor any task folder under it"):
+        _env(tmp_path)
+
+
 def test_a_dataset_refuses_unreproducible_tasks_without_approximate() -> None:
     with pytest.raises(UnreproducibleTaskError) as e:
         _env(FIXTURES)

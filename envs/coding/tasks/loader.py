@@ -204,7 +204,12 @@ def load_task_dir(folder: str | Path) -> AnyTask:
     if not folder.is_dir():
         raise TaskFormatError(folder, "", "not a folder")
     if not (folder / HARBOR_CONFIG).is_file() and not (folder / TB_CONFIG).is_file():
-        raise TaskFormatError(folder, "", f"neither {HARBOR_CONFIG} (Harbor) nor {TB_CONFIG} (Terminal-Bench) found")
+        raise TaskFormatError(
+            folder,
+            "",
+            f"neither {HARBOR_CONFIG} (Harbor) nor {TB_CONFIG} (Terminal-Bench) found, nor any task folder under it "
+            "(a dataset)",
+        )
     if not is_agentsim_native(folder):
         return load_published(folder)
     if (folder / HARBOR_CONFIG).is_file():
