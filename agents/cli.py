@@ -61,6 +61,7 @@ class Level:
 
     keys: dict[str, Level | None] = field(default_factory=dict)
     note: str = ""
+    moved: dict[str, str] = field(default_factory=dict)  # old key -> where it lives now (a model's `moved_keys`)
 
 
 def closest(key: str, valid: Iterable[str], cutoff: float = 0.6) -> str | None:
@@ -98,7 +99,9 @@ def _walk(value: Any, level: Level | None, path: list[str], problems: list[str])
     if level is None or not isinstance(value, dict):
         return
     for key, sub in value.items():
-        if key not in level.keys:
+        if key in level.moved:
+            problems.append(f"{'.'.join([*path, str(key)])} moved to {level.moved[key]}")
+        elif key not in level.keys:
             problems.append(unknown_key_message(path, str(key), level))
         else:
             _walk(sub, level.keys[key], [*path, str(key)], problems)
@@ -117,11 +120,11 @@ def level_of(model: type[BaseModel], value: Any = None) -> Level | None:
         if info.alias:
             keys[info.alias] = keys[name]
     if opener is None:
-        return Level(keys)
+        return Level(keys, moved=dict(getattr(model, "moved_keys", {})))
     options = opener(value if isinstance(value, dict) else {})
     if options is None:
         return None
-    return Level({**keys, **options.keys}, options.note)
+    return Level({**keys, **options.keys}, options.note, dict(getattr(model, "moved_keys", {})))
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:

@@ -47,6 +47,7 @@ CASES = [
     ("agents.run", "memory=working memory.max_item=3", "'memory.max_item'", "'memory.max_items'", "max_items"),
     ("agents.run", "memory=working+facts memory.fact.x=1", "'memory.fact'", "'memory.facts'", "weights"),
     ("agents.run", "env=webshp", "env 'webshp'", "env=webshop", "faulttree"),
+    ("agents.run", "memory=working memory.carry=true", "memory.carry moved to carry_memory", None, ""),
     ("agents.run", "brain=opnai", "brain 'opnai'", "brain=openai", "scripted"),
     ("agents.run", "memory=wroking", "memory 'wroking'", "memory=working", "reflective"),
     ("agents.collect", "concurency=4", "'concurency'", "'concurrency'", "workers"),
