@@ -31,8 +31,11 @@ from pydantic import BaseModel, ValidationError
 log = logging.getLogger("agents.cli")
 
 Job = Callable[[dict[str, Any]], int]
-HYDRA_FLAGS_WITH_VALUE = ("--cfg", "-c", "--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd")
-HYDRA_FLAGS_WITH_VALUE += ("--package", "-p", "--info", "-i", "--experimental-rerun", "--shell-completion", "-sc")
+# Hydra's own flags that take a value (`--cfg job`): the value is not an override
+HYDRA_FLAGS_WITH_VALUE = (
+    *("--cfg", "-c", "--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd"),
+    *("--package", "-p", "--info", "-i", "--experimental-rerun", "--shell-completion", "-sc"),
+)
 _OVERRIDE = re.compile(
     r"^(?P<prefix>\+{0,2}|~)(?P<key>[A-Za-z_][\w.\-]*)(?P<pkg>@[\w.\-]*)?(?P<eq>=?)(?P<value>.*)$", re.S
 )
@@ -232,7 +235,7 @@ def prepare_overrides(args: list[str], groups: Groups, model: type[BaseModel]) -
             continue
         key, value = m["key"], m["value"]
         if key in groups.options and not m["pkg"]:
-            out += _group_choice(key, value, groups.options[key], arg)
+            out.append(_group_choice(key, value, groups.options[key]))
         elif key in groups.others:  # Hydra would take it for a group; to this command it is an unknown key
             top = level_of(model) or Level()
             raise UsageError(unknown_key_message([], key, top))
@@ -241,12 +244,13 @@ def prepare_overrides(args: list[str], groups: Groups, model: type[BaseModel]) -
     return out
 
 
-def _group_choice(group: str, value: str, options: list[str], arg: str) -> list[str]:
+def _group_choice(group: str, value: str, options: list[str]) -> str:
+    """`group=value` (also for `+group=`: the group is in the defaults already) when `value` is a preset."""
     if not _OPTION.match(value) or value in options:
-        return [arg]
+        return f"{group}={value}"
     parts = [p for p in value.split("+") if p]
     if len(parts) > 1 and all(p in options for p in parts):  # memory=working+facts: a composite of presets
-        return [f"++{group}.name={value}"]
+        return f"++{group}.name={value}"
     guess = closest(value, options)
     hint = f"; did you mean {group}={guess}?" if guess else ""
     raise UsageError(f"unknown {group} {value!r}{hint}\n  valid {group} presets: {', '.join(options)}")
