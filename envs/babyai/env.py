@@ -196,7 +196,9 @@ class BabyAIEnv(gym.Env):
             return None
         try:
             return int(self._bot.replan(None if taken == ep.suggestion else taken))
-        except Exception:  # BabyAIBot cannot solve some levels (KeyInBox, PutNext...Carrying) or recover from all states
+        except (
+            Exception
+        ):  # BabyAIBot cannot solve some levels (KeyInBox, PutNext...Carrying) or recover from all states
             return None
 
     # --- actions, expert -----------------------------------------------------------------------------

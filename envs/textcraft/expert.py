@@ -15,7 +15,6 @@ from collections import Counter
 
 from envs.textcraft.recipes import Ingredient, Recipe, RecipeBook, display
 
-
 MAX_GET = 64  # one Minecraft stack: the most a single `get` may fetch
 
 

@@ -86,7 +86,6 @@ class RecipeBook:
         return item == ingredient.name
 
 
-
 def _ingredient(entry: object) -> tuple[str, bool]:
     if isinstance(entry, list):  # alternatives: TextCraft takes the first
         entry = entry[0]
@@ -182,5 +181,3 @@ def _depths(recipes: dict[str, tuple[Recipe, ...]], by_tag: dict[str, tuple[Reci
         return memo[name]
 
     return {name: depth(name) for name in sorted(recipes)}
-
-
