@@ -5,8 +5,9 @@ Registered as `agentsim/BabyAI-v0`. Task i (the seed, or `options={"data_idx": i
 (`levels.py`); `level=` in the constructor plays one level with the seed as its minigrid seed.
 The observation describes what the agent sees (`view.py`, AgentGym's wording); the actions are
 minigrid's primitives (`turn left`, `turn right`, `move forward`, `pick up`, `drop`, `toggle`)
-plus AgentGym's `go to <object> <n>` for a visible object with a visible path (several
-primitives in one step). A primitive that would change nothing (walking into a wall, picking
+plus AgentGym's object actions for a visible object with a visible path, several primitives in
+one step (`go to <object> <n>`, `pick up <object> <n>`, `go through <open door> <n>`,
+`toggle and go through <door> <n>`) and its `check available actions`. A primitive that would change nothing (walking into a wall, picking
 up air) is a bad action. Reward and ending are minigrid's: `1 - 0.9 * steps / max_steps` when
 the mission is done (terminated), 0 when a Debug level fails it (terminated) or the level's own
 step budget runs out (truncated). The expert is minigrid's BabyAIBot, kept in step with every
@@ -34,6 +35,7 @@ from envs.babyai.view import (
     TOGGLE,
     describe,
     grid_key,
+    macro_problem,
     path_to_face,
     primitive_problem,
     visible,
@@ -52,7 +54,11 @@ PRIMITIVES: dict[str, int] = {
 }
 ALIASES = {"pickup": "pick up", "forward": "move forward", "left": "turn left", "right": "turn right"}
 NAMES = {v: k for k, v in PRIMITIVES.items()}
-_GO_TO = re.compile(r"go to (?:the |a )?(.+)")
+CHECK = "check available actions"  # AgentGym's informational action: lists the actions, changes nothing
+_MACROS = {  # AgentGym's object actions: several primitives in one step
+    verb: re.compile(verb + r" (?:the |a )?(.+)")
+    for verb in ("go to", "pick up", "go through", "toggle and go through")
+}
 
 
 class ActionError(ValueError):
@@ -127,8 +133,9 @@ class BabyAIEnv(gym.Env):
         ep = self._require_episode()
         return (
             f"Your goal: {ep.mission}. You are in a grid world and see only ahead of you. Act with: "
-            "turn left, turn right, move forward, pick up, drop, toggle (opens the door or box in front "
-            "of you), or go to <object> <n> for an object you can see."
+            "turn left, turn right, move forward, pick up, drop, toggle (the door or box in front of you), "
+            "or, for an object you can see: go to <object> <n>, pick up <object> <n>, go through <open door> <n>, "
+            "toggle and go through <closed or locked door> <n> (a locked door needs its colour's key)."
         )
 
     # --- stepping -------------------------------------------------------------------------------
@@ -147,6 +154,9 @@ class BabyAIEnv(gym.Env):
             info["error"] = msg = invalid_action_message(str(exc), info["available_actions"])
             return msg, 0.0, False, False, info
         ep.steps += 1
+        if not moves:  # "check available actions"
+            ep.last_obs = "You can take the following actions: " + ", ".join(self.available_actions())
+            return ep.last_obs, 0.0, False, False, self._info()
         reward, terminated, truncated = 0.0, False, False
         for move in moves:
             _, r, terminated, truncated, _ = self._game.step(move)
@@ -175,19 +185,30 @@ class BabyAIEnv(gym.Env):
             if (why := primitive_problem(self._game, move)) is not None:
                 raise ActionError(why)
             return [move]
-        if m := _GO_TO.fullmatch(text):
-            seen, cells = visible(self._game)
-            target = next((s for s in seen if s.name == m.group(1)), None)
-            if target is None:
-                names = ", ".join(s.name for s in seen) or "nothing"
-                raise ActionError(f"you cannot see {excerpt(m.group(1))}; you can see: {names}")
-            path = path_to_face(self._game, target.pos, cells)
-            if path is None:
-                raise ActionError(f"there is no path you can see to the {target.name}")
+        if text == CHECK:
+            return []
+        for verb, pattern in _MACROS.items():
+            if m := pattern.fullmatch(text):
+                return self._macro(verb, m.group(1))
+        raise ActionError(f"{excerpt(action)} is not an action")
+
+    def _macro(self, verb: str, name: str) -> list[int]:
+        """The primitives of `<verb> <object> <n>` for a visible object (raises ActionError if impossible now)."""
+        seen, cells = visible(self._game)
+        target = next((s for s in seen if s.name == name), None)
+        if target is None:
+            names = ", ".join(s.name for s in seen) or "nothing"
+            raise ActionError(f"you cannot see {excerpt(name)}; you can see: {names}")
+        if (why := macro_problem(self._game, verb, target.name)) is not None:
+            raise ActionError(why)
+        path = path_to_face(self._game, target.pos, cells)
+        if path is None:
+            raise ActionError(f"there is no path you can see to the {target.name}")
+        if verb == "go to":
             if not path:
                 raise ActionError(f"you are already facing the {target.name}")
             return path
-        raise ActionError(f"{excerpt(action)} is not an action")
+        return path + {"pick up": [PICKUP], "go through": [FORWARD], "toggle and go through": [TOGGLE, FORWARD]}[verb]
 
     def _advise(self, taken: int | None) -> int | None:
         """Tell the bot what was done (None: its own advice) and take its next advice; None once it gives up."""
@@ -209,7 +230,14 @@ class BabyAIEnv(gym.Env):
             return []
         actions = [name for name, move in PRIMITIVES.items() if primitive_problem(self._game, move) is None]
         seen, cells = visible(self._game)
-        actions += [f"go to {s.name}" for s in seen if path_to_face(self._game, s.pos, cells)]
+        reachable = [s for s in seen if path_to_face(self._game, s.pos, cells) is not None]
+        for verb in _MACROS:
+            actions += [
+                f"{verb} {s.name}"
+                for s in reachable
+                if macro_problem(self._game, verb, s.name) is None
+                and not (verb == "go to" and path_to_face(self._game, s.pos, cells) == [])
+            ]
         return actions
 
     def expert_action(self) -> str:

@@ -159,6 +159,26 @@ def primitive_problem(game: Any, move: int) -> str | None:
     return None
 
 
+def macro_problem(game: Any, verb: str, name: str) -> str | None:
+    """Why AgentGym's `<verb> <object> <n>` cannot apply to the named object now, or None."""
+    kind = name.rsplit(" ", 1)[0]  # "red ball 1" -> "red ball"; "blue locked door 2" -> "blue locked door"
+    if verb == "pick up":
+        if kind.split()[-1] not in ("key", "ball", "box"):
+            return f"you cannot pick up the {name}: only keys, balls and boxes can be carried"
+        if game.carrying is not None:
+            return f"you cannot pick up: you are already carrying a {object_name(game.carrying)}; drop it first"
+    if verb == "go through" and not kind.endswith(" open door"):
+        return f"you cannot go through the {name}: it is not an open door (toggle and go through a closed one)"
+    if verb == "toggle and go through":
+        if not kind.endswith((" closed door", " locked door")):
+            return f"you cannot toggle and go through the {name}: it is not a closed or locked door"
+        if kind.endswith(" locked door"):
+            color, key = kind.split()[0], game.carrying
+            if key is None or key.type != "key" or key.color != color:
+                return f"the {name} is locked: carry a {color} key to open it"
+    return None
+
+
 def grid_key(game: Any) -> tuple[Any, ...]:
     """A hashable digest of the game state (agent pose, carried object, every cell's encoding)."""
     carrying = object_name(game.carrying) if game.carrying else ""

@@ -14,6 +14,7 @@ from minigrid.utils.baby_ai_bot import BabyAIBot
 import envs
 from envs.babyai.env import BabyAIEnv
 from envs.babyai.levels import AGENTGYM_LEVELS, episode_of
+from envs.babyai.view import visible
 from envs.contract import HasExpert, Snapshottable, check_text_env
 
 UNSOLVED_BY_THE_BOT = {"BabyAI-OpenDoorsOrderN4Debug-v0", "BabyAI-PutNextS7N4Carrying-v0", "BabyAI-KeyInBox-v0"}
@@ -150,3 +151,19 @@ def test_snapshot_restore_replays_the_expert(env: BabyAIEnv) -> None:
     env.reset(seed=2)
     env.restore(snap)
     assert [env.step(env.expert_action())[:4] for _ in range(6)] == first
+
+
+def test_agentgyms_object_actions() -> None:
+    """pick up / toggle and go through / go through, each several primitives in one step; check lists actions."""
+    env = BabyAIEnv(level="BabyAI-Open-v0")
+    _, info = env.reset(seed=0)
+    assert "pick up yellow key 1" in info["available_actions"]
+    obs, _, _, _, info = env.step("check available actions")
+    assert obs == "You can take the following actions: " + ", ".join(info["available_actions"])
+    assert env.step("pick up yellow key 1")[0].endswith("You are carrying a yellow key.")
+    assert "pick up" not in " ".join(env.available_actions())  # hands full
+    door = env._game.grid.get(*next(s.pos for s in visible(env._game)[0] if s.name == "red closed door 1"))
+    _, _, _, _, info = env.step("toggle and go through red closed door 1")
+    assert "error" not in info and door.is_open and tuple(env._game.agent_pos) == tuple(door.cur_pos)
+    bad = env.step("go through yellow ball 1")[4]["error"]
+    assert "cannot see" in bad or "not an open door" in bad
