@@ -2,7 +2,8 @@
 
 Registered as `agentsim/BabyAI-v0`. Task i (the seed, or `options={"data_idx": i}`) is AgentGym's
 `data_idx` i: level `i % 40` of AgentGym's level list played with minigrid seed `i // 40`
-(`levels.py`); `level=` in the constructor plays one level with the seed as its minigrid seed.
+(`levels.py`); `level=` in the constructor plays one level with the seed as its minigrid seed;
+`split="eval"` plays the fixed 90-episode evaluation set (seed i: its episode i % 90).
 The observation describes what the agent sees (`view.py`, AgentGym's wording); the actions are
 minigrid's primitives (`turn left`, `turn right`, `move forward`, `pick up`, `drop`, `toggle`)
 plus AgentGym's object actions for a visible object with a visible path, several primitives in
@@ -25,7 +26,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from envs.babyai.levels import AGENTGYM_LEVELS, episode_of
+from envs.babyai.levels import AGENTGYM_LEVELS, episode_of, eval_index
 from envs.babyai.view import (
     DROP,
     FORWARD,
@@ -90,11 +91,16 @@ def _quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
 class BabyAIEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
-    def __init__(self, *, level: str | None = None, render_mode: str | None = None) -> None:
+    def __init__(self, *, split: str = "train", level: str | None = None, render_mode: str | None = None) -> None:
         import minigrid  # noqa: F401  (registers the BabyAI levels with gymnasium)
 
         if level is not None and level not in gym.registry:
             raise ValueError(f"unknown BabyAI level {level!r}; e.g. one of {list(AGENTGYM_LEVELS[:5])}")
+        if split not in ("train", "eval"):
+            raise ValueError(f"unknown split {split!r}; choose from ['train', 'eval']")
+        if split == "eval" and level is not None:
+            raise ValueError("split='eval' plays the fixed 90-episode set over AgentGym's levels; leave level unset")
+        self.split = split
         self.level = level
         self.render_mode = render_mode
         self.observation_space = FreeText(MAX_OBS_CHARS)
@@ -110,7 +116,9 @@ class BabyAIEnv(gym.Env):
         from minigrid.utils.baby_ai_bot import BabyAIBot
 
         options = options or {}
-        index = options.get("data_idx", seed)
+        index = options.get("data_idx")
+        if index is None and seed is not None:
+            index = eval_index(seed) if self.split == "eval" else seed
         if index is None:
             index = int(self.np_random.integers(2**31 - 1))
         if not isinstance(index, int) or index < 0:

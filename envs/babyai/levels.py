@@ -59,3 +59,13 @@ def episode_of(index: int, levels: tuple[str, ...] = AGENTGYM_LEVELS) -> tuple[s
     if index < 0:
         raise ValueError(f"a task index must be >= 0, got {index}")
     return levels[index % len(levels)], index // len(levels)
+
+
+EVAL_SIZE = 90  # as many as AgentGym's BabyAI test set (its ids are in a data set not shipped on PyPI)
+EVAL_LEVEL_SEED = 1000  # eval episodes use level seeds 1000-1002; training indices below 40,000 never do
+
+
+def eval_index(i: int, levels: tuple[str, ...] = AGENTGYM_LEVELS) -> int:
+    """The AgentGym-style task index of evaluation episode `i % 90`: every level in turn, seeds from 1000 on."""
+    k = i % EVAL_SIZE
+    return len(levels) * (EVAL_LEVEL_SEED + k // len(levels)) + k % len(levels)

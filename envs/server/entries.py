@@ -127,6 +127,7 @@ class CodingKwargs(ClientKwargs):
 class TextCraftKwargs(ClientKwargs):
     """What a client may set when creating a TextCraft session: the goal pool and the distractors."""
 
+    split: Literal["train", "eval", "all"] = "train"
     min_depth: int = Field(1, ge=1, le=4)
     max_depth: int = Field(4, ge=1, le=4)
     max_distractors: int = Field(10, ge=0, le=50)
@@ -135,6 +136,7 @@ class TextCraftKwargs(ClientKwargs):
 class BabyAIKwargs(ClientKwargs):
     """What a client may set when creating a BabyAI session: one BabyAI level by its gym id."""
 
+    split: Literal["train", "eval"] = "train"
     level: str | None = Field(None, max_length=100, pattern=r"^BabyAI-[A-Za-z0-9]+-v\d+$")
 
 

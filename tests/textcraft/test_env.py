@@ -14,9 +14,9 @@ import pytest
 
 import envs
 from envs.contract import HasExpert, Snapshottable, check_text_env
-from envs.textcraft.env import TextCraftEnv, goal_list
+from envs.textcraft.env import TextCraftEnv, eval_goals, goal_list
 from envs.textcraft.expert import plan
-from envs.textcraft.recipes import item_id, load_book
+from envs.textcraft.recipes import display, item_id, load_book
 
 
 @pytest.fixture(scope="module")
@@ -153,3 +153,20 @@ def test_the_planner_splits_fetches_into_stacks() -> None:
     steps = plan(book, item_id("iron block"), {})
     gets = [s for s in steps if s.startswith("get ")]
     assert all(1 <= int(s.split()[1]) <= 64 for s in gets) and sum(int(s.split()[1]) for s in gets) == 81
+
+
+def test_eval_split_is_97_fixed_goals_train_never_draws() -> None:
+    book = load_book()
+    held_out = eval_goals(book)
+    assert len(held_out) == len(set(held_out)) == 97 and held_out == eval_goals(book)
+    ev = TextCraftEnv(split="eval")
+    assert [ev.reset(seed=i)[1]["goal"] for i in (0, 1, 97)] == [
+        display(held_out[0]),
+        display(held_out[1]),
+        display(held_out[0]),
+    ]
+    train = TextCraftEnv()
+    assert not set(train.pool) & set(held_out) and len(train.pool) + 97 == len(train.goals)
+    assert {train.reset(seed=s)[1]["goal"] for s in range(200)}.isdisjoint({display(g) for g in held_out})
+    with pytest.raises(ValueError, match="unknown split"):
+        TextCraftEnv(split="test")
