@@ -82,6 +82,33 @@ class _Episode:
     last_obs: str = ""
 
 
+class BotStuck(RuntimeError):
+    """BabyAIBot replanned without end (it can cycle between subgoals on some maps, e.g. UnlockToUnlock seed 1001)."""
+
+
+class _BoundedStack(list):
+    """BabyAIBot's subgoal stack with a budget of pushes and pops per `replan`, so a cycling bot gives up
+    instead of hanging the env (its replan loop has no bound of its own)."""
+
+    budget = 0
+
+    def append(self, item: Any) -> None:
+        self._spend()
+        super().append(item)
+
+    def pop(self, index: Any = -1) -> Any:
+        self._spend()
+        return super().pop(index)
+
+    def _spend(self) -> None:
+        self.budget -= 1
+        if self.budget < 0:
+            raise BotStuck("BabyAIBot exceeded its replanning budget")
+
+
+REPLAN_BUDGET = 2_000  # stack operations per replan; the bot's plans on AgentGym's levels need well under 100
+
+
 def _quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Call minigrid code that prints its level-sampling retries to stdout, without the noise."""
     with contextlib.redirect_stdout(io.StringIO()):
@@ -129,6 +156,7 @@ class BabyAIEnv(gym.Env):
         self._game = self._games[level]
         _quiet(self._game.reset, seed=level_seed)
         self._bot = BabyAIBot(self._game)
+        self._bot.stack = _BoundedStack(self._bot.stack)
         mission = str(self._game.mission)
         self._ep = _Episode(level=level, level_seed=level_seed, mission=mission)
         self._ep.suggestion = self._advise(None)
@@ -223,6 +251,7 @@ class BabyAIEnv(gym.Env):
         ep = self._require_episode()
         if taken is not None and ep.suggestion is None:
             return None
+        self._bot.stack.budget = REPLAN_BUDGET
         try:
             return int(self._bot.replan(None if taken == ep.suggestion else taken))
         except (

@@ -180,3 +180,15 @@ def test_eval_split_is_90_fixed_episodes_over_every_level() -> None:
     assert ev.reset(seed=90)[0] == ev.reset(seed=0)[0]
     with pytest.raises(ValueError, match="unknown split"):
         BabyAIEnv(split="test")
+
+
+def test_a_cycling_bot_gives_up_instead_of_hanging() -> None:
+    """BabyAIBot cycles between subgoals on UnlockToUnlock seed 1001 (eval episode 68): the expert is lost, the env steps on."""
+    env = gym.make("agentsim/BabyAI-v0", split="eval")
+    _, info = env.reset(seed=68)
+    assert info["level"] == "UnlockToUnlock-v0" and info["level_seed"] == 1001
+    for _ in range(envs.MAX_EPISODE_STEPS["babyai"]):
+        _, _, terminated, truncated, info = env.step(env.unwrapped.expert_action())
+        if terminated or truncated:
+            break
+    assert truncated and info["expert_lost"] and not info["success"]
