@@ -293,6 +293,11 @@ class TextCraftEnv(gym.Env):
         except NoPlan:
             return "inventory"
 
+    def state_key(self) -> tuple[Any, ...]:
+        """A hashable key equal for equal states however reached: the task, the inventory, whether it ended."""
+        ep = self._require_episode()
+        return (ep.goal, ep.commands, tuple(sorted(ep.inventory.items())), ep.done)
+
     # --- info, snapshot, render ----------------------------------------------------------------------
     def _info(self) -> dict[str, Any]:
         ep = self._require_episode()
