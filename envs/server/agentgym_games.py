@@ -97,7 +97,7 @@ def agentgym_game_router(service: EnvService, env: str) -> APIRouter:
 
     @r.post("/create", response_model=GameState)
     async def create(body: GameCreate | None = None) -> GameState:
-        body = body or GameCreate()
+        body = body or GameCreate.model_validate({})
         if body.commands is not None:
             raise HTTPException(
                 422, "custom 'commands' are not supported: the crafting commands come from the installed recipes"
