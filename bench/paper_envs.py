@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import platform
 import random
 import sys
@@ -134,20 +135,31 @@ def main() -> None:
     p.add_argument("--agent-episodes", type=int, default=20)
     p.add_argument("--agent-max-steps", type=int, default=15)
     p.add_argument("--skip-agent", action="store_true")
+    p.add_argument("--agent-only", action="store_true", help="add the agent rows to an existing --out file")
     p.add_argument("--out", default=str(RESULTS / "paper_envs.json"))
     a = p.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    results: dict = {
-        "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
-        "args": vars(a),
-        "envs": {},
+    machine = {
+        "python": platform.python_version(),
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "load_avg_1min_at_start": round(os.getloadavg()[0], 1),  # the steps/s figures shrink with a busy machine
     }
+    if a.agent_only:
+        results = json.loads(Path(a.out).read_text())
+        results["agent_machine"], results["agent_args"] = machine, vars(a)
+    else:
+        results = {"machine": machine, "args": vars(a), "envs": {}}
     for name, (env_id, size) in ENVS.items():
-        row: dict = {"speed": bench_speed(env_id, a.blocks, a.block_episodes), "expert": bench_expert(env_id, size)}
+        if a.agent_only:
+            row = results["envs"][name]
+        else:
+            row = {"speed": bench_speed(env_id, a.blocks, a.block_episodes), "expert": bench_expert(env_id, size)}
         if not a.skip_agent:
             row["agent"] = bench_agent(name, env_id, a.agent_episodes, a.agent_max_steps)
         results["envs"][name] = row
         print(f"{name}: {json.dumps(row)}", file=sys.stderr)
+    results["machine" if not a.agent_only else "agent_machine"]["load_avg_1min_at_end"] = round(os.getloadavg()[0], 1)
     Path(a.out).write_text(json.dumps(results, indent=2) + "\n")
     table = Table(title="The AgentPRM paper's other envs (eval splits; 95% intervals)")
     for col in ("env", "steps/s expert", "steps/s random", "expert success", "expert reward", "agent success"):
