@@ -159,6 +159,7 @@ def main() -> None:
             row["agent"] = bench_agent(name, env_id, a.agent_episodes, a.agent_max_steps)
         results["envs"][name] = row
         print(f"{name}: {json.dumps(row)}", file=sys.stderr)
+        Path(a.out).write_text(json.dumps(results, indent=2) + "\n")  # each env's row kept as soon as it is measured
     results["machine" if not a.agent_only else "agent_machine"]["load_avg_1min_at_end"] = round(os.getloadavg()[0], 1)
     Path(a.out).write_text(json.dumps(results, indent=2) + "\n")
     table = Table(title="The AgentPRM paper's other envs (eval splits; 95% intervals)")
