@@ -19,6 +19,8 @@ ENVS: dict[str, tuple[str, str]] = {
     "webshop": (f"{NAMESPACE}/WebShop-v0", "envs.webshop.env:WebShopEnv"),
     "faulttree": (f"{NAMESPACE}/FaultTree-v0", "envs.faulttree.env:FaultTreeEnv"),
     "coding": (f"{NAMESPACE}/Coding-v0", "envs.coding.env:CodingEnv"),
+    "textcraft": (f"{NAMESPACE}/TextCraft-v0", "envs.textcraft.env:TextCraftEnv"),
+    "babyai": (f"{NAMESPACE}/BabyAI-v0", "envs.babyai.env:BabyAIEnv"),
 }
 
 # short name -> default `max_episode_steps` (every step counts, bad actions included)
@@ -26,6 +28,8 @@ MAX_EPISODE_STEPS: dict[str, int] = {
     "webshop": 20,
     "faulttree": 80,  # twice FaultTree's default `max_turns` (40), so invalid-action loops also stop
     "coding": 50,  # tool calls (bash / view / create / str_replace) before submit
+    "textcraft": 60,  # the recipe planner's longest goal (netherite block) takes 53
+    "babyai": 256,  # primitive moves; BabyAIBot's longest plans on AgentGym's 40 levels take ~210
 }
 
 # Proxies, not envs of their own: registered for gymnasium.make but never served by the env server.

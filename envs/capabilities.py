@@ -50,3 +50,13 @@ class HasAsyncExpert(Protocol):
     async def aexpert_action(self) -> str:
         """`expert_action`, awaitable."""
         ...
+
+
+@runtime_checkable
+class HasStateKey(Protocol):
+    """An env that can name its current state with a hashable key, equal for equal states however reached
+    (group-based RL such as GiGPO groups steps of a group's rollouts by it; see `envs.batched`)."""
+
+    def state_key(self) -> Any:
+        """A hashable key of the current state."""
+        ...

@@ -114,7 +114,11 @@ def parse_args(argv: list[str] | None = None) -> ServerConfig:
         help="import MODULE first (e.g. a package that registers its envs)",
     )
     p.add_argument("--preload", action="append", default=[], metavar="NAME", help="build NAME once at start-up")
-    p.add_argument("--agentgym-env", default="webshop", help="env behind the AgentGym routes ('none' turns them off)")
+    p.add_argument(
+        "--agentgym-env",
+        default="webshop",
+        help="env behind the AgentGym routes: webshop, textcraft or babyai ('none' turns them off)",
+    )
     p.add_argument("--log-level", default="INFO")
     a = p.parse_args(argv)
     logging.basicConfig(level=a.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -32,8 +32,12 @@ def _clickables(actions: list[str]) -> list[str]:
 
 
 def agentgym_router(service: EnvService, env: str) -> APIRouter:
-    """The AgentGym-compatible WebShop routes, mapped onto the native sessions."""
-    service.catalog.resolve(env)  # fail at start-up, not on the first request
+    """The AgentGym-compatible routes for `env`: WebShop's, or TextCraft's / BabyAI's (`agentgym_games`)."""
+    name, _ = service.catalog.resolve(env)  # fail at start-up, not on the first request
+    if name in ("textcraft", "babyai"):
+        from envs.server.agentgym_games import agentgym_game_router
+
+        return agentgym_game_router(service, env)
     r = APIRouter(tags=["agentgym"])
 
     @r.get("/", response_model=str)

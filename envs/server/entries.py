@@ -124,6 +124,22 @@ class CodingKwargs(ClientKwargs):
         return out
 
 
+class TextCraftKwargs(ClientKwargs):
+    """What a client may set when creating a TextCraft session: the goal pool and the distractors."""
+
+    split: Literal["train", "eval", "all"] = "train"
+    min_depth: int = Field(1, ge=1, le=4)
+    max_depth: int = Field(4, ge=1, le=4)
+    max_distractors: int = Field(10, ge=0, le=50)
+
+
+class BabyAIKwargs(ClientKwargs):
+    """What a client may set when creating a BabyAI session: one BabyAI level by its gym id."""
+
+    split: Literal["train", "eval"] = "train"
+    level: str | None = Field(None, max_length=100, pattern=r"^BabyAI-[A-Za-z0-9]+-v\d+$")
+
+
 class ResetOptions(BaseModel):
     """Reset options of an env without a model of its own: any JSON object, passed through."""
 
@@ -144,6 +160,19 @@ class FaultTreeOptions(ResetOptions):
     """FaultTree reset options a client may pass (a dialogue entry by index)."""
 
     entry_index: int | None = Field(None, ge=0, le=MAX_SEED)
+
+
+class TextCraftOptions(ResetOptions):
+    """TextCraft reset options: a goal by index (AgentGym's data_idx) or by item name."""
+
+    goal_index: int | None = Field(None, ge=0, le=MAX_SEED)
+    goal: str | None = Field(None, max_length=200)
+
+
+class BabyAIOptions(ResetOptions):
+    """BabyAI reset options: AgentGym's data_idx (level data_idx % 40, seed data_idx // 40)."""
+
+    data_idx: int | None = Field(None, ge=0, le=MAX_SEED)
 
 
 @dataclass(frozen=True)
@@ -185,6 +214,8 @@ ENTRIES: dict[str, ServerEntry] = {
         FaultTreeKwargs, FaultTreeOptions, paths=(PathKwarg("dataset_path", "dir", must_hold=("trees.jsonl",)),)
     ),
     "coding": ServerEntry(CodingKwargs),
+    "textcraft": ServerEntry(TextCraftKwargs, TextCraftOptions),
+    "babyai": ServerEntry(BabyAIKwargs, BabyAIOptions),
 }
 
 
