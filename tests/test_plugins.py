@@ -39,7 +39,7 @@ from agents.memory.registry import MEMORY_REGISTRY
 from agents.plugins import PluginError
 from envs.capabilities import AsyncClosable, AsyncEnv, HasAsyncExpert, ServesEnvs
 from envs.contract import check_text_env
-from envs.registry import env_id, env_names, load_env_plugins
+from envs.registry import ENV_REGISTRY, env_id, env_names, load_env_plugins
 from envs.server.client import RemoteEnv
 
 try:
@@ -75,9 +75,11 @@ def forget_plugins() -> None:
     for mod in [m for m in sys.modules if m.split(".")[0] == "agentsim_demo_plugin"]:
         del sys.modules[mod]
     for short in [n for n in envs.ENVS if n not in PROJECT_ENVS]:
-        gym.registry.pop(envs.ENVS.pop(short)[0], None)
-    BRAIN_REGISTRY.refresh()
-    MEMORY_REGISTRY.refresh()
+        ENV_REGISTRY.remove(short)
+    for registry in (BRAIN_REGISTRY, MEMORY_REGISTRY):
+        for name in [n for n, spec in registry.loaded().items() if spec.where.startswith("agentsim_")]:
+            registry.remove(name)
+        registry.refresh()
 
 
 @pytest.fixture
@@ -128,16 +130,16 @@ def test_unknown_names_list_the_known_ones():
     with pytest.raises(ValueError, match="unknown brain 'gpt5'; valid brains: local, openai, scripted"):
         make_brain("gpt5")
     with pytest.raises(
-        ValueError, match="unknown memory 'vector'; valid: working, summary, episodic, reflective, facts"
+        ValueError, match="unknown memory 'vector'; valid: episodic, facts, reflective, summary, working"
     ):
         make_memory("working+vector")
     assert env_id("webshop") == "agentsim/WebShop-v0" and env_id("agentsim/FaultTree-v0") == "agentsim/FaultTree-v0"
-    assert env_names()[:2] == ["webshop", "faulttree"]
+    assert env_names()[:3] == ["coding", "faulttree", "webshop"]
 
 
 def test_plugins_are_used_by_name(plugin: str):
     assert brain_names() == ["local", "openai", "scripted", "first"]
-    assert memory_names() == ["working", "summary", "episodic", "reflective", "facts", "notes"]
+    assert memory_names() == ["episodic", "facts", "reflective", "summary", "working", "notes"]
     assert "counter" in env_names() and envs.ENVS["counter"] == (
         "agentsim/counter-v0",
         "agentsim_demo_plugin.env:CounterEnv",

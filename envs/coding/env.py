@@ -28,6 +28,7 @@ import gymnasium as gym
 from envs.coding import deps as deps_mod
 from envs.coding.grading import GRADER_MOUNT, Grade, Stash, grade, keep_pids, stop_processes
 from envs.coding.sandbox import Limits, PathEscapeError, Sandbox, SandboxError, WorkspaceSnapshot, make_sandbox
+from envs.coding.serving import SERVER
 from envs.coding.tasks import CodingTask, load_task, shipped_tasks
 from envs.coding.tools import (
     SUBMIT,
@@ -45,6 +46,7 @@ from envs.coding.tools import create as tool_create
 from envs.coding.tools import str_replace as tool_str_replace
 from envs.coding.tools import view as tool_view
 from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, invalid_action_message
+from envs.registry import register_env
 from envs.spaces import FreeText
 
 DEFAULT_TASK = "example-kv-delete"
@@ -85,6 +87,8 @@ class CodingSnapshot:
     state: _State
 
 
+# every tool call (bash / view / create / str_replace) counts, up to submit
+@register_env("coding", id="agentsim/Coding-v0", max_episode_steps=50, server=SERVER)
 class CodingEnv(gym.Env):
     """A backend-coding task in a sandbox (see the module doc and docs/coding.md)."""
 
