@@ -278,7 +278,8 @@ def schema_defaults(model: type[BaseModel]) -> dict[str, Any]:
             continue
         value = field.get_default(call_default_factory=True)
         out[name] = value.model_dump() if isinstance(value, BaseModel) else value
-    return out
+    extra = getattr(model, "extra_schema_defaults", None)  # keys a model takes from its registered parts
+    return {**out, **(extra() if callable(extra) else {})}
 
 
 def register_schemas(schemas: dict[str, type[BaseModel]] | None = None) -> None:
