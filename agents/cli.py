@@ -62,8 +62,6 @@ def hydra_command(
 
     from agents.config import register_schemas
 
-    register_schemas(schemas)
-
     @hydra.main(version_base="1.3", config_path=config_path, config_name=config_name)
     def _main(cfg: DictConfig) -> None:
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown the log
@@ -78,6 +76,7 @@ def hydra_command(
             sys.exit(code)
 
     def main() -> None:
+        register_schemas(schemas)  # at start, so every part registered by then has its preset
         args = open_mapping_overrides(sys.argv[1:])
         if search_path:
             args.append("hydra.searchpath=[" + ",".join(f"file://{p}" for p in search_path) + "]")

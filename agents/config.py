@@ -141,6 +141,20 @@ class BrainConfig(BaseModel):
 
     name: str = "local"
 
+    @model_validator(mode="after")
+    def _registered_defaults(self) -> BrainConfig:
+        """Fill in the brain's registered option defaults, so `brain=local` from the command line and
+        `{"name": "local"}` from code are the same config (and the same run identity)."""
+        from agents.brains.registry import BRAIN_REGISTRY
+
+        if self.name in BRAIN_REGISTRY:
+            try:
+                defaults = BRAIN_REGISTRY.get(self.name).option_defaults()
+            except ValueError:  # a plugin that fails to load: named when the brain is built
+                return self
+            self.__pydantic_extra__ = {**defaults, **(self.__pydantic_extra__ or {})}
+        return self
+
     @property
     def options(self) -> dict[str, Any]:
         """The brain's constructor options (everything but name)."""
