@@ -217,9 +217,16 @@ class Registry(Generic[S]):
 
     # -- asking
     def names(self) -> list[str]:
-        """Every known name: the project's and those registered in code, then installed plugins not loaded yet, sorted."""
+        """Every known name: the project's (sorted), those registered in code elsewhere (in order), then
+        installed plugins (sorted)."""
         self.refresh()
-        return sorted(self._specs) + sorted(self._plugins)
+        own = sorted(n for n, spec in self._specs.items() if self._is_project(spec))
+        others = [n for n, spec in self._specs.items() if not self._is_project(spec)]
+        return own + others + sorted(self._plugins)
+
+    def _is_project(self, spec: S) -> bool:
+        module = str(getattr(spec.target, "__module__", ""))
+        return any(module == p or module.startswith(p + ".") for p in self.packages)
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):

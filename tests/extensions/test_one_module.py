@@ -3,9 +3,12 @@ declares one of each with its decorator, and the real commands use them by name,
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import gymnasium as gym
 import pytest
@@ -19,13 +22,25 @@ from envs.contract import check_text_env
 from envs.registry import ENV_REGISTRY, env_names
 from envs.server.entries import ENTRIES
 from societies.scenarios import SCENARIO_REGISTRY, scenario_names
-from tests.extensions import throwaway
+
+MODULE = "tests.extensions.throwaway"
+REGISTRIES = (ENV_REGISTRY, BRAIN_REGISTRY, MEMORY_REGISTRY, SCENARIO_REGISTRY)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def throwaway() -> Iterator[ModuleType]:
+    """Import the module (its decorators register the parts); afterwards forget them, as other tests expect."""
+    sys.modules.pop(MODULE, None)
+    yield importlib.import_module(MODULE)
+    for registry in REGISTRIES:
+        for name, spec in registry.loaded().items():
+            if spec.where.startswith(MODULE + ":"):
+                registry.remove(name)
+    sys.modules.pop(MODULE, None)
 
 
 def command(main_module: str, args: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
     """Run a CLI in this process (where the throwaway module is imported) as `python -m <module> args`."""
-    import importlib
-
     monkeypatch.setattr(sys, "argv", [main_module, *args])
     try:
         importlib.import_module(main_module).main()
@@ -34,7 +49,7 @@ def command(main_module: str, args: list[str], monkeypatch: pytest.MonkeyPatch) 
     return 0
 
 
-def test_the_parts_are_registered_with_their_facts() -> None:
+def test_the_parts_are_registered_with_their_facts(throwaway: ModuleType) -> None:
     assert "tally" in env_names() and "tally_reader" in BRAIN_REGISTRY.names()
     assert "tally_log" in MEMORY_REGISTRY.names() and "vote" in scenario_names()
     assert envs.ENVS["tally"] == ("agentsim/tally-v0", "tests.extensions.throwaway:TallyEnv")
@@ -63,7 +78,7 @@ def test_agents_run_uses_them_by_name(tmp_path: Path, monkeypatch: pytest.Monkey
     assert command("agents.run", [*args[:-1], "+brain.shortby=1", f"out={tmp_path / 'x'}"], monkeypatch) == 2
 
 
-def test_the_env_step_limit_comes_from_its_registration(tmp_path: Path) -> None:
+def test_the_env_step_limit_comes_from_its_registration(tmp_path: Path, throwaway: ModuleType) -> None:
     cfg = validate_config(RunConfig, {"env": {"name": "tally", "id": "tally"}, "out": str(tmp_path)})
     assert cfg.steps_limit == throwaway.TALLY_STEPS
     cfg = validate_config(RunConfig, {"env": {"name": "tally", "id": "tally", "max_steps": 3}, "out": str(tmp_path)})
