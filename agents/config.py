@@ -56,12 +56,21 @@ class EnvConfig(Strict):
             raise ValueError("env.id is not set; e.g. env=webshop, or env=gym env.id=<registered gymnasium id>")
         return v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _registered_step_limit(cls, data: Any) -> Any:
+        """`max_steps` unset: the limit the env is registered with (its one place), else 30; resolved here, once,
+        so the run's config (and identity) records the limit in force."""
+        if isinstance(data, dict) and data.get("max_steps") is None and data.get("id") not in (None, "", "???"):
+            from envs.registry import step_limit
+
+            data = {**data, "max_steps": step_limit(str(data["id"])) or DEFAULT_STEP_LIMIT}
+        return data
+
     @property
     def step_limit(self) -> int:
-        """The step limit in force: env.max_steps, else the one the env is registered with, else 30."""
-        from envs.registry import step_limit
-
-        return self.max_steps or step_limit(self.id) or DEFAULT_STEP_LIMIT
+        """The step limit in force (`max_steps`, resolved at validation)."""
+        return self.max_steps or DEFAULT_STEP_LIMIT
 
 
 class PerceptionConfig(Strict):

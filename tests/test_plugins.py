@@ -29,13 +29,13 @@ from agents.brains.base import (
     writes_text,
 )
 from agents.brains.openai_brain import OpenAIBrain
-from agents.brains.registry import BRAIN_REGISTRY, brain_names, make_brain
+from agents.brains.registry import BRAIN_REGISTRY, brain_names, in_process, make_brain
 from agents.brains.scripted import ScriptedBrain
 from agents.core import Agent, run_episode
 from agents.core.factory import build_memory
 from agents.memory import Memory, make_memory, memory_names
 from agents.memory.composite import CompositeMemory
-from agents.memory.registry import MEMORY_REGISTRY
+from agents.memory.registry import MEMORY_REGISTRY, carries_state
 from agents.plugins import PluginError
 from envs.capabilities import AsyncClosable, AsyncEnv, HasAsyncExpert, ServesEnvs
 from envs.contract import check_text_env
@@ -145,6 +145,10 @@ def test_plugins_are_used_by_name(plugin: str):
         "agentsim_demo_plugin.env:CounterEnv",
     )
 
+    # facts: the env's and the memory's from their decorators, the undecorated brain's the defaults
+    assert envs.MAX_EPISODE_STEPS["counter"] == 12 == gym.spec("agentsim/counter-v0").max_episode_steps
+    assert carries_state("working+notes") and not in_process("first")
+
     brain = make_brain("first", prefer="stop")
     assert isinstance(brain, ChoosingBrain) and brain.name == "first" and not writes_text(brain)
     with pytest.raises(TypeError):
@@ -222,3 +226,25 @@ def test_remote_env_declares_its_async_abilities():
     assert isinstance(env, ServesEnvs) and isinstance(env, HasAsyncExpert)
     plain = gym.make("agentsim-test/Corridor-v0")
     assert not isinstance(plain, AsyncEnv) and not isinstance(plain, ServesEnvs)
+
+
+def test_the_cli_uses_a_plugins_parts_by_name(visible: Path, tmp_path: Path) -> None:
+    """`python -m agents.run env=counter brain=first memory=notes`: presets, step limit and facts from the plugin."""
+    import json
+    import os
+
+    write_dist_info(visible, _entry_points())
+    out = tmp_path / "run"
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(visible), str(PLUGIN_SRC), str(root)])}
+    args = ["env=counter", "brain=first", "brain.prefer=inc", "memory=notes", "episodes=2", f"out={out}"]
+    res = subprocess.run(
+        [sys.executable, "-m", "agents.run", *args], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    manifest = json.loads((out / "collect.json").read_text())["config"]
+    assert manifest["env"]["max_steps"] == 12 and manifest["env"]["id"] == "agentsim/counter-v0"
+    # "always inc" never stops: every episode is cut at the plugin env's registered step limit
+    eps = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    assert [len(e["steps"]) for e in eps] == [12, 12] and all(e["outcome"]["truncated"] for e in eps)
+    assert (out / "memory_state.json").exists()  # notes carries its state: the plugin's decorator says so
