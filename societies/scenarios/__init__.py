@@ -25,7 +25,10 @@ SCENARIO_GROUP = "agentsim.scenarios"
 
 @dataclass(frozen=True)
 class ScenarioSpec(PartSpec):
-    """A scenario's registration: `target(cfg, params, personas) -> (SocietyEnv, Rule)`; `options`: its params."""
+    """A scenario's registration: `target(cfg, params, personas) -> (SocietyEnv, Rule)`; `options`: its params;
+    `shardable`: its rule society runs over Ray actors by graph partition (`shards > 1`, societies/sharding.py)."""
+
+    shardable: bool = False
 
 
 def _default_spec(name: str, target: Any) -> ScenarioSpec:
@@ -39,11 +42,11 @@ SCENARIO_REGISTRY: Registry[ScenarioSpec] = Registry(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def register_scenario(name: str, *, params: type[BaseModel] | None = None) -> Callable[[F], F]:
-    """Declare a scenario's build function under `name`, with its parameters model."""
+def register_scenario(name: str, *, params: type[BaseModel] | None = None, shardable: bool = False) -> Callable[[F], F]:
+    """Declare a scenario's build function under `name`, with its parameters model and facts."""
 
     def deco(build: F) -> F:
-        SCENARIO_REGISTRY.add(ScenarioSpec(name=name, target=build, options=params))
+        SCENARIO_REGISTRY.add(ScenarioSpec(name=name, target=build, options=params, shardable=shardable))
         return build
 
     return deco

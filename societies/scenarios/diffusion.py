@@ -153,7 +153,7 @@ class DiffusionScenario(Scenario):
         return float(self.adopted[i]), bool(self.adopted[i] and self.generation[i] > 0)
 
 
-@register_scenario("diffusion", params=DiffusionParams)
+@register_scenario("diffusion", params=DiffusionParams, shardable=True)
 def build_diffusion(
     cfg: SocietyRunConfig, d: DiffusionParams, personas: list[Persona] | None
 ) -> tuple[SocietyEnv, Rule]:

@@ -159,7 +159,7 @@ class OpinionScenario(Scenario):
         return self.x.copy()
 
 
-@register_scenario("opinion", params=OpinionParams)
+@register_scenario("opinion", params=OpinionParams, shardable=True)
 def build_opinion(cfg: SocietyRunConfig, o: OpinionParams, personas: list[Persona] | None) -> tuple[SocietyEnv, Rule]:
     """Opinion dynamics on the configured graph (complete by default), Deffuant or DeGroot updates."""
     from societies.env import SocietyEnv
