@@ -19,6 +19,7 @@ from agents.config import RunConfig, validate_config
 from agents.memory.registry import MEMORY_REGISTRY, carries_state
 from agents.trajectories import TrajectoryStore
 from envs.contract import check_text_env
+from envs.plugins import PartSpec, Registry
 from envs.registry import ENV_REGISTRY, env_names
 from envs.server.entries import ENTRIES
 from societies.scenarios import SCENARIO_REGISTRY, scenario_names
@@ -102,3 +103,35 @@ def test_an_unknown_scenario_names_the_closest(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown scenario 'vot' \\(did you mean 'vote'\\?\\)"):
         validate_config(SocietyRunConfig, {"scenario": "vot", "out": str(tmp_path)})
     assert ENV_REGISTRY.get("tally").server is not None
+
+
+def test_a_module_dropped_into_the_package_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project's parts are found by their decorator in their package: a new module there needs no list."""
+    pkg = tmp_path / "newparts"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text("raise RuntimeError('not a part: never imported')\n")
+    decl = "from tests.extensions.test_one_module import REG\n\n@register_part({name!r})\nclass Part: ...\n"
+    (pkg / "alpha.py").write_text(decl.format(name="alpha").replace("@register_part", "@REG.decorate"))
+    (pkg / "sub" / "beta.py").write_text(decl.format(name="beta").replace("@register_part", "@REG.decorate"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = NewParts("part", "agentsim.test-parts", ("newparts",), "@REG.decorate(", lambda n, t: PartSpec(n, t))
+    monkeypatch.setattr(sys.modules[__name__], "REG", registry, raising=False)
+    assert registry.names() == ["alpha", "beta"]
+    assert registry.get("beta").where == "newparts.sub.beta:Part"
+    with pytest.raises(ValueError, match="unknown part 'alpah' \\(did you mean 'alpha'\\?\\); valid: alpha, beta"):
+        registry.get("alpah")
+    for module in [m for m in sys.modules if m.split(".")[0] == "newparts"]:
+        del sys.modules[module]
+
+
+class NewParts(Registry[PartSpec]):
+    """A registry of a made-up kind, with a decorator, as each kind has."""
+
+    def decorate(self, name: str):  # type: ignore[no-untyped-def]
+        def deco(cls: type) -> type:
+            self.add(PartSpec(name, cls))
+            return cls
+
+        return deco
