@@ -244,7 +244,7 @@ class RunConfig(AgentInEnvConfig):
 
     @property
     def steps_limit(self) -> int:
-        """The step limit in force: max_steps, else the env preset's."""
+        """The step limit in force: max_steps, else the env's (env.max_steps, else its registered limit)."""
         return self.max_steps or self.env.step_limit
 
     @property
