@@ -137,6 +137,20 @@ def test_unknown_names_list_the_known_ones():
     assert env_names()[:3] == ["coding", "faulttree", "webshop"]
 
 
+def test_the_embedded_brains_defaults_are_written_once() -> None:
+    """`LocalBrain`'s options model holds brain=local's defaults; the class takes the same options with the same
+    defaults, but for the two the library keeps for direct use (argmax, the base model)."""
+    import inspect
+
+    from agents.brains.local import LocalBrain, LocalBrainOptions
+
+    params = {k: p.default for k, p in inspect.signature(LocalBrain).parameters.items()}
+    preset = LocalBrainOptions().model_dump()
+    assert set(params) == set(preset)
+    assert {k for k in preset if preset[k] != params[k]} == {"temperature", "adapter"}
+    assert BRAIN_REGISTRY.get("local").option_defaults() == preset
+
+
 def test_plugins_are_used_by_name(plugin: str):
     assert brain_names() == ["local", "openai", "scripted", "first"]
     assert memory_names() == ["episodic", "facts", "reflective", "summary", "working", "notes"]

@@ -119,6 +119,9 @@ class LocalBrainOptions(BaseModel):
     merge_adapter: bool = Field(False, description="fold the adapter into the weights once (cached)")
 
 
+_DEFAULTS = LocalBrainOptions()  # the constructor's defaults are these, but for temperature and adapter
+
+
 @register_brain("local", options=LocalBrainOptions, in_process=True)
 class LocalBrain:
     """The default brain: a small GGUF model in-process that generates text and ranks candidate actions."""
@@ -128,21 +131,21 @@ class LocalBrain:
 
     def __init__(
         self,
-        model: str = "gemma3-270m",
-        n_ctx: int = 4096,
-        n_threads: int | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 128,
-        score: str = "mean",
-        seed: int = 0,
-        chat_template: str | None = None,
-        n_seq: int = 16,
-        adapter: str | None = None,
-        adapter_scale: float = 1.0,
-        kv_slots: int | None = 0,
-        batch_window_ms: float = 5.0,
-        share_prefixes: bool = True,
-        merge_adapter: bool = False,
+        model: str = _DEFAULTS.model,
+        n_ctx: int = _DEFAULTS.n_ctx,
+        n_threads: int | None = _DEFAULTS.n_threads,
+        temperature: float = 0.0,  # the library's default: argmax (brain=local samples, LocalBrainOptions)
+        max_tokens: int = _DEFAULTS.max_tokens,
+        score: str = _DEFAULTS.score,
+        seed: int = _DEFAULTS.seed,
+        chat_template: str | None = _DEFAULTS.chat_template,
+        n_seq: int = _DEFAULTS.n_seq,
+        adapter: str | None = None,  # the library's default: the base model (brain=local: the shipped policy)
+        adapter_scale: float = _DEFAULTS.adapter_scale,
+        kv_slots: int | None = _DEFAULTS.kv_slots,
+        batch_window_ms: float = _DEFAULTS.batch_window_ms,
+        share_prefixes: bool = _DEFAULTS.share_prefixes,
+        merge_adapter: bool = _DEFAULTS.merge_adapter,
     ) -> None:
         """`adapter`: a llama.cpp LoRA GGUF (from `python -m agents.policy.gguf_adapter`) or a shipped adapter's
         name (`model_files.KNOWN_ADAPTERS`), applied at `adapter_scale`.
