@@ -94,29 +94,29 @@ class LocalBrainOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field("gemma3-270m", description="gemma3-270m | smollm2-135m | a path to any .gguf file")
+    model: str = Field(default="gemma3-270m", description="gemma3-270m | smollm2-135m | a path to any .gguf file")
     n_ctx: int = 4096
-    n_threads: int | None = Field(None, description="default: all cores")
+    n_threads: int | None = Field(default=None, description="default: all cores")
     temperature: float = Field(
-        0.7,
+        default=0.7,
         description="sampling among ranked actions (seeded per episode and step, so runs repeat); "
         "0 = argmax, which loops on WebShop",
     )
     max_tokens: int = 128
-    score: str = Field("mean", description="how candidate actions are ranked: mean | sum (token logprob)")
+    score: str = Field(default="mean", description="how candidate actions are ranked: mean | sum (token logprob)")
     seed: int = 0
     chat_template: str | None = None
-    n_seq: int = Field(16, description="candidates scored together in one decode; 1 = one by one")
+    n_seq: int = Field(default=16, description="candidates scored together in one decode; 1 = one by one")
     adapter: str | None = Field(
-        "auto",
+        default="auto",
         description="auto = the shipped fine-tune measured best on the env and turns (docs/policy.md); "
         "a shipped name; null = the base model; or a LoRA GGUF path",
     )
-    adapter_scale: float = Field(1.0, description="multiplies the LoRA's alpha/rank scale (0 = base model)")
-    kv_slots: int = Field(0, description="KV sequences keeping agents' prompts (societies, async collection)")
-    batch_window_ms: float = Field(5.0, description="how long a concurrent choose waits for others to join")
-    share_prefixes: bool = Field(True, description="decode the tokens candidate actions start alike with once")
-    merge_adapter: bool = Field(False, description="fold the adapter into the weights once (cached)")
+    adapter_scale: float = Field(default=1.0, description="multiplies the LoRA's alpha/rank scale (0 = base model)")
+    kv_slots: int = Field(default=0, description="KV sequences keeping agents' prompts (societies, async collection)")
+    batch_window_ms: float = Field(default=5.0, description="how long a concurrent choose waits for others to join")
+    share_prefixes: bool = Field(default=True, description="decode the tokens candidate actions start alike with once")
+    merge_adapter: bool = Field(default=False, description="fold the adapter into the weights once (cached)")
 
 
 _DEFAULTS = LocalBrainOptions()  # the constructor's defaults are these, but for temperature and adapter
