@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -122,14 +122,17 @@ class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str = "none"
+    # keys that used to live here -> where they are now (the CLI's key check says so too)
+    moved_keys: ClassVar[dict[str, str]] = {
+        "budget_tokens": "agent.memory_budget_tokens",
+        "carry": "carry_memory (a run key)",
+    }
 
     @model_validator(mode="after")
     def _moved_keys(self) -> MemoryConfig:
-        extra = self.model_extra or {}
-        if "budget_tokens" in extra:
-            raise ValueError("memory.budget_tokens moved to agent.memory_budget_tokens")
-        if "carry" in extra:
-            raise ValueError("memory.carry moved to carry_memory (a run key)")
+        for key, now in self.moved_keys.items():
+            if key in (self.model_extra or {}):
+                raise ValueError(f"memory.{key} moved to {now}")
         return self
 
     @property

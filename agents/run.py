@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.cli import hydra_command
+from agents.config import RunConfig
 
 
 def job(cfg: dict[str, Any]) -> int:
@@ -20,7 +21,7 @@ def job(cfg: dict[str, Any]) -> int:
     return run_config(cfg).exit_code
 
 
-main = hydra_command(str(Path(__file__).parent / "conf"), "run", job)
+main = hydra_command(str(Path(__file__).parent / "conf"), "run", job, model=RunConfig)
 
 if __name__ == "__main__":
     main()

@@ -85,7 +85,9 @@ def job(plain: dict[str, Any]) -> int:
     return 0
 
 
-main = hydra_command(str(Path(__file__).parent / "conf"), "dense", job, schemas={"dense_schema": DenseConfig})
+main = hydra_command(
+    str(Path(__file__).parent / "conf"), "dense", job, model=DenseConfig, schemas={"dense_schema": DenseConfig}
+)
 
 
 if __name__ == "__main__":

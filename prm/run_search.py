@@ -131,6 +131,7 @@ main = hydra_command(
     str(Path(__file__).resolve().parent / "conf"),
     "search",
     job,
+    model=SearchConfig,
     schemas={"search_schema": SearchConfig},
     search_path=[AGENT_CONF],
 )

@@ -389,7 +389,9 @@ def job(plain: dict[str, Any]) -> int:
     return 0
 
 
-main = hydra_command(str(Path(__file__).parent / "conf"), "train", job, schemas={"train_schema": TrainConfig})
+main = hydra_command(
+    str(Path(__file__).parent / "conf"), "train", job, model=TrainConfig, schemas={"train_schema": TrainConfig}
+)
 
 
 if __name__ == "__main__":

@@ -204,16 +204,21 @@ class SocietyRunConfig(Strict):
         return value if isinstance(value, BaseModel) else None
 
     @classmethod
-    def extra_schema_defaults(cls) -> dict[str, Any]:
-        """Defaults of registered scenarios' params without a field here, so `<name>.<key>=` needs no `+`."""
+    def extra_fields(cls) -> dict[str, type[BaseModel]]:
+        """The params models of registered scenarios without a field here (their `<name>.` keys)."""
         from societies.scenarios import SCENARIO_REGISTRY, scenario_names
 
         scenario_names()  # loads the project's scenarios and lists plugins
         return {
-            name: spec.options().model_dump()
+            name: spec.options
             for name, spec in SCENARIO_REGISTRY.loaded().items()
             if name not in cls.model_fields and spec.options is not None
         }
+
+    @classmethod
+    def extra_schema_defaults(cls) -> dict[str, Any]:
+        """Defaults of those params, for Hydra, so `<name>.<key>=` needs no `+`."""
+        return {name: model().model_dump() for name, model in cls.extra_fields().items()}
 
     @property
     def checkpoint_rounds(self) -> int:

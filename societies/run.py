@@ -583,6 +583,7 @@ main = hydra_command(
     str(Path(__file__).parent / "conf"),
     "run",
     job,
+    model=SocietyRunConfig,
     schemas={"society_schema": SocietyRunConfig},
     search_path=[Path(agents.__file__).parent / "conf"],
 )

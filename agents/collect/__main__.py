@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.cli import hydra_command
+from agents.config import CollectConfig
 
 
 def job(cfg: dict[str, Any]) -> int:
@@ -20,7 +21,7 @@ def job(cfg: dict[str, Any]) -> int:
     return collect(cfg).exit_code
 
 
-main = hydra_command(str(Path(__file__).parents[1] / "conf"), "collect", job)
+main = hydra_command(str(Path(__file__).parents[1] / "conf"), "collect", job, model=CollectConfig)
 
 if __name__ == "__main__":
     main()

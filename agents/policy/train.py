@@ -329,7 +329,11 @@ def job(plain: dict[str, Any]) -> int:
 
 
 main = hydra_command(
-    str(Path(__file__).parent / "conf"), "train", job, schemas={"policy_train_schema": PolicyTrainConfig}
+    str(Path(__file__).parent / "conf"),
+    "train",
+    job,
+    model=PolicyTrainConfig,
+    schemas={"policy_train_schema": PolicyTrainConfig},
 )
 
 

@@ -18,21 +18,32 @@ so a service the agent had started must be started again (grading starts its own
 
 from __future__ import annotations
 
+import os
+import posixpath
+import re
 import secrets
+import shlex
 import shutil
+import tempfile
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
 from envs.coding import deps as deps_mod
 from envs.coding.grading import GRADER_MOUNT, Grade, Stash, grade, keep_pids, stop_processes
+from envs.coding.published import PublishedTask, UnreproducibleTaskError, check_reproducible
+from envs.coding.published.verifier import PublishedGrade, run_verifier
+from envs.coding.published.workspace import materialize, oracle_script, solution_yaml_script
 from envs.coding.sandbox import Limits, PathEscapeError, Sandbox, SandboxError, WorkspaceSnapshot, make_sandbox
 from envs.coding.serving import SERVER
-from envs.coding.tasks import CodingTask, load_task, shipped_tasks
+from envs.coding.tasks import dataset_dirs, load_task, load_task_dir, shipped_tasks
+from envs.coding.tasks.model import AnyTask
 from envs.coding.tools import (
     SUBMIT,
     TEMPLATES,
+    WORKSPACE,
     ActionError,
     Session,
     format_exec,
@@ -75,7 +86,7 @@ class _State:
     steps: int = 0  # valid actions this episode
     oracle_step: int | None = None  # when the oracle ran
     ending: tuple[bool, bool] | None = None  # (terminated, truncated) once the episode ended
-    grade: Grade | None = None
+    grade: Grade | PublishedGrade | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +115,7 @@ class CodingEnv(gym.Env):
         network: bool | None = None,
         port_wait_s: float = 20.0,
         allow_task_path: bool = True,
+        approximate: bool = False,
     ) -> None:
         """`task`: a shipped task's name (or, when `allow_task_path`, a task folder's path: operators
         only; the env server never allows it). `backend`: bwrap (default) or docker (`local` is refused:
@@ -111,14 +123,18 @@ class CodingEnv(gym.Env):
         `limits`: the sandbox's `Limits` (or a dict of its fields; the task's `storage_mb`, when it has one, is
         the workspace's disk quota unless `disk_bytes` is given). `command_timeout`: wall time of one
         bash call. `output_chars`: what a tool's observation keeps (head and tail). `network`:
-        default the task's `allow_internet`."""
+        default the task's `allow_internet`. A task folder holding task folders is a dataset: episode seed s
+        plays its s-th task (sorted names, modulo), as with task="all". `approximate`: run a published task
+        whose Dockerfile declares steps bwrap cannot reproduce (refused otherwise, naming them)."""
         if backend == "local":
             raise ValueError(LOCAL_REFUSED)
         if backend not in ENV_BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(ENV_BACKENDS)}")
-        self._all: list[str] | None = sorted(shipped_tasks()) if task == ALL_TASKS else None
-        self.task: CodingTask = load_task(self._all[0] if self._all else task, allow_path=allow_task_path)
+        self.approximate = approximate
         self.backend = backend
+        self._pool: dict[str, Path] | None = self._task_pool(task, allow_task_path)
+        self._all: list[str] | None = sorted(self._pool) if self._pool is not None else None
+        self.task: AnyTask = self._load(self._all[0] if self._all else task, allow_task_path)
         self._limits = limits if isinstance(limits, Limits) else Limits(**(limits or {}))
         self.command_timeout = min(command_timeout, self._limits.timeout_s)
         self.output_chars = output_chars
@@ -137,12 +153,89 @@ class CodingEnv(gym.Env):
         self._started_episode = False
 
     # --- setup -------------------------------------------------------------------------------------
+    def _task_pool(self, task: str, allow_path: bool) -> dict[str, Path] | None:
+        """The tasks episodes choose from: every shipped task (task="all"), a dataset folder's, or None. A
+        dataset's published tasks are checked up front: every unreproducible one is named at once."""
+        if task == ALL_TASKS:
+            return shipped_tasks()
+        folders = dataset_dirs(task) if allow_path and ("/" in task or Path(task).is_dir()) else []
+        if not folders:
+            return None
+        pool: dict[str, Path] = {}
+        refused: list[UnreproducibleTaskError] = []
+        for folder in folders:
+            t = load_task_dir(folder)
+            if t.name in pool:
+                raise ValueError(f"dataset {task}: task name {t.name!r} is used by {pool[t.name]} and {folder}")
+            pool[t.name] = folder
+            if isinstance(t, PublishedTask):
+                try:
+                    check_reproducible(t, self.approximate)
+                except UnreproducibleTaskError as e:
+                    refused.append(e)
+        if refused:
+            raise UnreproducibleTaskError.many(refused)
+        return pool
+
+    def _load(self, name: str, allow_path: bool) -> AnyTask:
+        """A task by name (of the pool, when there is one) or path; a published one must be reproducible
+        here (or `approximate`) and run on bwrap."""
+        t = load_task_dir(self._pool[name]) if self._pool is not None else load_task(name, allow_path=allow_path)
+        if isinstance(t, PublishedTask):
+            if self.backend != "bwrap":
+                raise ValueError(
+                    f"published task {t.name!r} runs on the bwrap backend only for now (building its Dockerfile on "
+                    "a container engine is not built yet); use backend='bwrap'"
+                )
+            check_reproducible(t, self.approximate)
+        return t
+
+    @property
+    def workdir(self) -> str:
+        """Where the agent's workspace is shown: /workspace, or a published task's WORKDIR."""
+        return self.task.workdir if isinstance(self.task, PublishedTask) else WORKSPACE
+
+    def _mounts(self) -> dict[str, str]:
+        """Where a published task's workspace shows ({sandbox path: folder in the workspace}); {} otherwise."""
+        return self.task.environment.mounts() if isinstance(self.task, PublishedTask) else {}
+
+    def _in_workspace(self, path: str) -> str:
+        """A path the agent gave under the WORKDIR (or another root), as the file tools know it (/workspace/...)."""
+        for dest, sub in sorted(self._mounts().items(), key=lambda m: -len(m[0])):
+            if path == dest or path.startswith(dest + "/"):
+                return posixpath.join(WORKSPACE, sub, path[len(dest) + 1 :]).rstrip("/")
+        return path
+
+    def _shown(self, text: str) -> str:
+        """A file tool's message with the path as the agent knows it (its first line names the file)."""
+        mounts = self._mounts()
+        if not mounts:
+            return text
+        head, sep, rest = text.partition("\n")
+        for dest, sub in sorted(mounts.items(), key=lambda m: -len(m[1])):
+            inner = posixpath.join(WORKSPACE, sub).rstrip("/")
+            head = re.sub(re.escape(inner) + r"(?=/|\b|$)", dest, head)
+        return head + sep + rest
+
+    def _roots_intact(self, sb: Sandbox) -> bool:
+        """Each root folder the sandbox shows (`/data` -> workspace/data) is still the workspace's folder; a
+        removed and re-created one leaves a stale mount, and the sandbox is then made afresh."""
+        roots = {d: sub for d, sub in self._mounts().items() if sub}
+        if not roots:
+            return True
+        res = sb.exec("stat -c %i " + " ".join(shlex.quote(d) for d in roots), timeout=10)
+        try:
+            host = [str(os.stat(sb.workspace / sub, follow_symlinks=False).st_ino) for sub in roots.values()]
+        except OSError:
+            return False
+        return res.exit_code == 0 and res.stdout.split() == host
+
     def _switch(self, name: str) -> None:
-        """Make `name` the current task (task="all"): its own sandbox, deps and pristine workspace."""
+        """Make `name` the current task (task="all" or a dataset): its own sandbox, deps and pristine workspace."""
         if name == self.task.name:
             return
         self._close_sandbox()
-        self.task = load_task(name, allow_path=False)
+        self.task = self._load(name, allow_path=False)
         self.network = self.task.allow_internet if self._network is None else self._network
         self.instruction = self._instruction()
 
@@ -168,6 +261,8 @@ class CodingEnv(gym.Env):
 
     def _instruction(self) -> str:
         t = self.task
+        if isinstance(t, PublishedTask):
+            return self._published_instruction(t)
         how = (
             f"Write /workspace/start.sh: `sh start.sh`, run in /workspace, must start the service in the foreground "
             f"on port {t.service_port} (the variable SERVICE_PORT holds it)."
@@ -178,11 +273,24 @@ class CodingEnv(gym.Env):
             f"{t.instruction}\n\n{how} The repository is in /workspace. Call submit[] when done: hidden tests will run."
         )
 
+    @staticmethod
+    def _published_instruction(t: PublishedTask) -> str:
+        how = ""
+        if t.service is not None and t.service.env_aware:
+            how = (
+                f" Write {t.workdir}/start.sh: `sh start.sh`, run in {t.workdir}, must start the service in the "
+                f"foreground on port {t.service.port} (the variable SERVICE_PORT holds it)."
+            )
+        elif t.service is not None:
+            how = f" The service is started with `{t.service.start_command}` in {t.workdir} and listens on port {t.service.port}."
+        return f"{t.instruction}\n\nYou are in {t.workdir}.{how} Call submit[] when done: the task's tests will run."
+
     def _ensure_sandbox(self) -> Sandbox:
         if self._sb is not None and not self._sb.closed:
             return self._sb
         self._deps = deps_mod.prepare(self.task.requirements, self.task.npm)
         self._stash = Stash(GRADER_MOUNT)
+        where: dict[str, Any] = {"workdir": self.workdir, "mounts": self._mounts()} if self._mounts() else {}
         sb = make_sandbox(
             self.backend,
             limits=self.limits,
@@ -190,8 +298,12 @@ class CodingEnv(gym.Env):
             start=False,
             ro_binds={**self._deps.ro_binds(), **self._stash.ro_binds()},
             **self.sandbox_options(),
+            **where,
         )
-        shutil.copytree(self.task.repo_dir, sb.workspace, dirs_exist_ok=True, symlinks=True)
+        if isinstance(self.task, PublishedTask):
+            materialize(self.task, sb.workspace)
+        else:
+            shutil.copytree(self.task.repo_dir, sb.workspace, dirs_exist_ok=True, symlinks=True)
         try:
             sb.start()
         except BaseException:
@@ -209,6 +321,8 @@ class CodingEnv(gym.Env):
     def exec_env(self) -> dict[str, str]:
         """The environment of every command: the task's venv / node_modules on PATH."""
         assert self._deps is not None
+        if isinstance(self.task, PublishedTask):
+            return {**self.task.environment.env, **self._deps.env()}
         return self._deps.env()
 
     def _clean(self) -> None:
@@ -227,7 +341,10 @@ class CodingEnv(gym.Env):
         self._clean()
         assert self._pristine is not None
         sb.restore(self._pristine)
-        self._state = _State()
+        if not self._roots_intact(sb):  # the agent removed a root's folder: its mount went stale
+            self._close_sandbox()
+            sb = self.sandbox
+        self._state = _State(session=Session(cwd=self.workdir))
         self._started_episode = True
         info = self._info()
         info["tools"] = tool_schemas()
@@ -272,7 +389,7 @@ class CodingEnv(gym.Env):
             call = parse_action(action)
             obs = self._run(call.tool, call.args)
         except (ActionError, PathEscapeError) as e:
-            return self._invalid(str(e))
+            return self._invalid(self._shown(str(e)))
         if call.tool == "submit":
             assert self._state.grade is not None
             return obs, self._state.grade.reward, True, False, self._info()
@@ -280,19 +397,23 @@ class CodingEnv(gym.Env):
         return obs, 0.0, False, False, self._info()
 
     def _run(self, tool: str, args: dict[str, Any]) -> str:
-        sb, cwd = self.sandbox, self._state.session.cwd
+        sb, cwd = self.sandbox, self._in_workspace(self._state.session.cwd)
         if tool == "bash":
             return self._bash(args["command"])
+        if "path" in args:
+            args = {**args, "path": self._in_workspace(args["path"])}
         if tool == "view":
-            return tool_view(sb, args["path"], cwd, args.get("start"), args.get("end"), self.output_chars)
+            return self._shown(tool_view(sb, args["path"], cwd, args.get("start"), args.get("end"), self.output_chars))
         if tool == "create":
-            return tool_create(sb, args["path"], cwd, args["content"])
+            return self._shown(tool_create(sb, args["path"], cwd, args["content"]))
         if tool == "str_replace":
-            return tool_str_replace(sb, args["path"], cwd, args["old"], args["new"])
+            return self._shown(tool_str_replace(sb, args["path"], cwd, args["old"], args["new"]))
         assert tool == "submit"
         g = self.grade()
         self._state = replace(self._state, steps=self._state.steps + 1, ending=(True, False), grade=g)
         lines = [f"{t.outcome.upper():8} {t.name}" for t in g.tests]
+        if isinstance(g, PublishedGrade) and set(g.rewards) - {"reward"}:
+            lines.append("rewards: " + ", ".join(f"{k}={v:g}" for k, v in sorted(g.rewards.items())))
         return f"Submitted. Hidden tests: {g.passed}/{g.total} passed, reward {g.reward:g}.\n" + "\n".join(lines)
 
     def _bash(self, command: str) -> str:
@@ -303,17 +424,35 @@ class CodingEnv(gym.Env):
         self._state = replace(self._state, session=session)
         return format_exec(out, res, self.command_timeout, self.output_chars)
 
-    def grade(self) -> Grade:
+    def grade(self) -> Grade | PublishedGrade:
         """Grade the workspace now (the episode goes on; `submit[]` is what ends it)."""
         sb = self.sandbox
         assert self._stash is not None
+        if isinstance(self.task, PublishedTask):
+            return self._verify_published(self.task, sb)
         return grade(self.task, sb, self._stash, self.exec_env(), keep=self._keep, port_wait_s=self.port_wait_s)
+
+    def _verify_published(self, task: PublishedTask, sb: Sandbox) -> PublishedGrade:
+        """The task's own verifier, in a one-shot sandbox over the workspace, once every agent process is gone."""
+        assert self._deps is not None
+        stop_processes(sb, self._keep)
+        return run_verifier(
+            task,
+            sb.workspace,
+            limits=self.limits,
+            env=self.exec_env(),
+            ro_binds=self._deps.ro_binds(),
+            approximated=[s.describe() for s in task.environment.skipped],
+            port_wait_s=self.port_wait_s,
+        )
 
     # --- the scripted expert ---------------------------------------------------------------------------
     def _oracle(self) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Run the reference solution in /workspace: copied into the stash for this call only."""
         sb, stash = self.sandbox, self._stash
         assert stash is not None
+        if isinstance(self.task, PublishedTask):
+            return self._published_oracle(self.task, sb, stash)
         script = self.task.solution_script
         src = script.parent if self.task.layout == "harbor" else script
         inner = stash.put(src, ORACLE_DIR)
@@ -323,6 +462,28 @@ class CodingEnv(gym.Env):
         finally:
             stash.clear()
         obs = format_exec(res.stdout, res, self.task.verifier_timeout_sec, self.output_chars)
+        self._state = replace(self._state, steps=self._state.steps + 1, oracle_step=self._state.steps + 1)
+        return obs, 0.0, False, False, self._info()
+
+    def _published_oracle(
+        self, task: PublishedTask, sb: Sandbox, stash: Stash
+    ) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if task.solution is None:
+            obs = f"[task {task.name!r} publishes no solution: there is no oracle to run]"
+        else:
+            if task.solution.suffix == ".yaml":
+                tmp = Path(tempfile.mkdtemp(prefix="agentsim-oracle-"))
+                (tmp / "solution-yaml.sh").write_text(solution_yaml_script(task.solution))
+                inner = stash.put(tmp, ORACLE_DIR)
+                shutil.rmtree(tmp)
+            else:
+                inner = stash.put(task.solution, ORACLE_DIR)
+            try:
+                timeout = task.agent_timeout_sec or task.verifier_timeout_sec
+                res = sb.exec(oracle_script(task, inner), timeout=timeout, env=self.exec_env())
+            finally:
+                stash.clear()
+            obs = format_exec(res.stdout, res, timeout, self.output_chars)
         self._state = replace(self._state, steps=self._state.steps + 1, oracle_step=self._state.steps + 1)
         return obs, 0.0, False, False, self._info()
 
@@ -360,6 +521,9 @@ class CodingEnv(gym.Env):
             self._switch(snap.task)
         self._clean()
         self.sandbox.restore(snap.workspace)
+        if not self._roots_intact(self.sandbox):
+            self._close_sandbox()
+            self.sandbox.restore(snap.workspace)
         self._state = snap.state
         self._started_episode = True
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
+from agents.cli import check_keys
 from agents.config import CollectConfig, RunConfig, validate_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +26,9 @@ def documented_commands() -> list[tuple[str, str, list[str]]]:
         text = doc.read_text(encoding="utf-8").replace("\\\n", " ")
         for m in PATTERN.finditer(text):
             args = m.group(2).strip().rstrip("`").strip()
+            comment = text[m.end() :].split("\n", 1)[0]
+            if "exits 2" in comment:  # a mistake shown on purpose (tests/cli/test_unknown_keys.py runs those)
+                continue
             if "..." in args or "$(" in args or "--help" in args or "key=value" in args or "<" in args:
                 continue
             found.append((f"{doc.name}: {m.group(0).strip()}", m.group(1), shlex.split(args)))
@@ -38,31 +43,29 @@ def test_the_docs_show_commands() -> None:
     assert any("env.kwargs." in " ".join(a) for _, _, a in COMMANDS)  # the README's kwargs form is among them
 
 
+def _model(module: str) -> type[BaseModel]:
+    """The config model of each command (what `main = hydra_command(..., model=...)` checks against)."""
+    from agents.policy.config import PolicyTrainConfig
+    from prm.config import TrainConfig
+    from prm.dense import DenseConfig
+    from prm.run_search import SearchConfig
+    from societies.config import SocietyRunConfig
+
+    models: dict[str, type[BaseModel]] = {
+        "agents.run": RunConfig,
+        "agents.collect": CollectConfig,
+        "agents.train": PolicyTrainConfig,
+        "prm.train": TrainConfig,
+        "prm.search": SearchConfig,
+        "societies.run": SocietyRunConfig,
+        "prm.dense": DenseConfig,
+    }
+    return models[module]
+
+
 def _validate(module: str, cfg: dict) -> None:
-    if module == "agents.run":
-        validate_config(RunConfig, cfg)
-    elif module == "agents.collect":
-        validate_config(CollectConfig, cfg)
-    elif module == "agents.train":
-        from agents.policy.config import PolicyTrainConfig
-
-        validate_config(PolicyTrainConfig, cfg)
-    elif module == "prm.train":
-        from prm.config import TrainConfig
-
-        validate_config(TrainConfig, cfg)
-    elif module == "prm.search":
-        from prm.run_search import SearchConfig
-
-        validate_config(SearchConfig, cfg)
-    elif module == "societies.run":
-        from societies.config import SocietyRunConfig
-
-        validate_config(SocietyRunConfig, cfg)
-    elif module == "prm.dense":
-        from prm.dense import DenseConfig
-
-        validate_config(DenseConfig, cfg)
+    check_keys(cfg, _model(module))  # every key known, at every depth (as the command checks before its job)
+    validate_config(_model(module), cfg)
 
 
 @pytest.mark.parametrize("where,module,args", COMMANDS, ids=[c[0][:90] for c in COMMANDS])

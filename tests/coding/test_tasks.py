@@ -73,7 +73,8 @@ def _edit(path: Path, old: str, new: str) -> None:
             "task.toml",
             "metadata.service_port",
         ),
-        (lambda d: _edit(d / "task.toml", "service_port = 8080\n", ""), "task.toml", "metadata.service_port"),
+        # without service_port the task loads as published (no service): start_command alone is then the mistake
+        (lambda d: _edit(d / "task.toml", "service_port = 8080\n", ""), "task.toml", "metadata"),
         (lambda d: _edit(d / "task.toml", 'start_command = "python3 server.py"\n', ""), "task.toml", "metadata"),
         (
             lambda d: _edit(d / "task.toml", "timeout_sec = 60.0", "timeout_sec = -1"),
@@ -159,6 +160,15 @@ CHECK = textwrap.dedent(
 )
 
 
+def _pyenv_python() -> str | None:
+    """A Python >= 3.12 that pyenv installed but does not put on PATH (its shims answer only the global one)."""
+    import os
+
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = sorted(root.glob("3.1[2-9]*/bin/python3"))
+    return str(found[-1]) if found else None
+
+
 def _harbor_python() -> str:
     """A Python >= 3.12 with `harbor` installed (Harbor requires 3.12; the project runs on 3.11):
     a venv under /var/cache/agentsim/harbor-check made with pyenv's 3.12 and pip (PyPI must answer)."""
@@ -169,7 +179,7 @@ def _harbor_python() -> str:
     )
     if ok:
         return str(py)
-    base = shutil.which("python3.12") or shutil.which("python3.13")
+    base = shutil.which("python3.12") or shutil.which("python3.13") or _pyenv_python()
     if base is None:
         pytest.skip("Harbor needs Python >= 3.12 and none is installed here")
     made = subprocess.run([base, "-m", "venv", str(HARBOR_VENV)], capture_output=True, text=True)

@@ -119,14 +119,29 @@ class BwrapSandbox(Sandbox):
         ro_binds: Mapping[str, str] | None = None,
         use_cgroup: bool = True,
         disk_quota: str = "auto",
+        workdir: str | None = None,
+        rw_binds: Mapping[str, str] | None = None,
+        mounts: Mapping[str, str] | None = None,
     ) -> None:
         """`ro_binds`: extra host paths made visible read-only, {host path: sandbox path} (e.g. a
         prepared venv or node_modules cache); everything else of the host stays invisible.
         `use_cgroup`: also bound the sandbox's total memory and processes with a cgroup when the
         host allows it (`self.cgroup` says whether it does). `disk_quota`: see `Sandbox`
-        (`self.disk.mode` says which way the workspace is bounded)."""
+        (`self.disk.mode` says which way the workspace is bounded). `workdir`: where commands start (a
+        published task's WORKDIR, e.g. /app; default /workspace). `mounts`: the workspace (or a folder in it)
+        also shown writable at other paths, {sandbox path: workspace-relative folder, "" = the workspace}
+        (published tasks: {"/app": ""}, or {"/app": "app", "/data": "data"}). `rw_binds`: host folders shown
+        writable, {host path: sandbox path} (a verifier's /logs); the caller gives them to `host_uid` first."""
         super().__init__(workspace, limits, network, disk_quota)
         self.ro_binds = dict(ro_binds or {})
+        self.workdir = workdir or MOUNT_POINT
+        self.rw_binds = dict(rw_binds or {})
+        self.mounts = dict(mounts or {})
+        for dest, sub in self.mounts.items():
+            if not dest.startswith("/") or dest == MOUNT_POINT or sub.startswith("/") or ".." in sub.split("/"):
+                raise ValueError(
+                    f"mount {dest!r} -> {sub!r}: an absolute path other than {MOUNT_POINT}, a relative folder"
+                )
         self.host_uid = _alloc_host_uid()
         self._orig_owner: tuple[int, int] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -165,14 +180,24 @@ class BwrapSandbox(Sandbox):
         a += ["--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
         a += ["--size", str(self.limits.tmp_bytes), "--tmpfs", HOME]
         a += ["--bind-fd", str(fds[MOUNT_POINT]), MOUNT_POINT]
+        a += self._published_binds(fds)
         for dest, fd in fds.items():
-            if dest != MOUNT_POINT:
+            if dest != MOUNT_POINT and dest not in self.mounts and dest not in self.rw_binds.values():
                 a += ["--ro-bind-fd", str(fd), dest]
         # the skeleton bwrap builds (/, /dev) is tmpfs: read-only, or it is unbounded RAM to write into
         a += ["--size", str(self.limits.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--remount-ro", "/"]
-        a += ["--chdir", MOUNT_POINT, "--info-fd", str(info_w)]
+        a += ["--chdir", self.workdir, "--info-fd", str(info_w)]
         # the lifeline: prints readiness, then waits on our pipe; EOF (we died) ends the sandbox
         a += ["/bin/sh", "-c", "echo ready; exec cat >/dev/null"]
+        return a
+
+    def _published_binds(self, fds: dict[str, int]) -> list[str]:
+        """bwrap options for `mounts` and `rw_binds` (writable; published tasks, envs/coding/published)."""
+        a: list[str] = []
+        for dest in self.mounts:
+            a += ["--bind-fd", str(fds[dest]), dest]
+        for dest in self.rw_binds.values():
+            a += ["--bind-fd", str(fds[dest]), dest]
         return a
 
     def _start(self) -> None:
@@ -196,6 +221,11 @@ class BwrapSandbox(Sandbox):
             fds[MOUNT_POINT] = os.open(self.workspace, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
             for host, dest in self.ro_binds.items():
                 fds[dest] = os.open(host, os.O_PATH | os.O_CLOEXEC)
+            for dest, sub in self.mounts.items():
+                fds[dest] = os.open(self.workspace / sub, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            for host, dest in self.rw_binds.items():
+                _check_reachable(Path(host).resolve(), self.host_uid, "rw_bind", itself=True)
+                fds[dest] = os.open(host, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
             argv = self._argv(fds, info_w)
             if self.cgroup is not None:
                 argv = self.cgroup.join_argv(argv)
@@ -330,7 +360,7 @@ class BwrapSandbox(Sandbox):
             "/usr/bin/env",
             "-i",
             "-C",
-            MOUNT_POINT,
+            self.workdir,
             *(f"{k}={v}" for k, v in envs.items()),
             "/bin/sh",
             "-c",

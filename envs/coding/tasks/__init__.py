@@ -3,6 +3,7 @@
 from envs.coding.tasks.loader import (
     TASKS_ROOT,
     TaskFormatError,
+    dataset_dirs,
     load_task,
     load_task_dir,
     shipped_tasks,
@@ -10,4 +11,13 @@ from envs.coding.tasks.loader import (
 )
 from envs.coding.tasks.model import CodingTask
 
-__all__ = ["TASKS_ROOT", "CodingTask", "TaskFormatError", "load_task", "load_task_dir", "shipped_tasks", "task_dirs"]
+__all__ = [
+    "TASKS_ROOT",
+    "CodingTask",
+    "TaskFormatError",
+    "dataset_dirs",
+    "load_task",
+    "load_task_dir",
+    "shipped_tasks",
+    "task_dirs",
+]

@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from envs.coding.tasks.model import AgentsimKeys, CodingTask
+from envs.coding.tasks.errors import TaskFormatError
+from envs.coding.tasks.model import AgentsimKeys, AnyTask, CodingTask
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,14 +27,6 @@ TASKS_ROOT = Path(__file__).resolve().parent
 HARBOR_CONFIG = "task.toml"
 TB_CONFIG = "task.yaml"
 NOT_REPO = {"tests", "solution", "environment", "__pycache__"}  # TB1: folders that are not the repository
-
-
-class TaskFormatError(ValueError):
-    """A task folder that does not load: `file` and `field` say where."""
-
-    def __init__(self, file: Path | str, field: str, message: str) -> None:
-        self.file, self.field = str(file), field
-        super().__init__(f"{file}: {field}: {message}" if field else f"{file}: {message}")
 
 
 # --- the files' sections (what each layout may say; unknown keys tolerated) --------------------
@@ -200,11 +193,25 @@ def _load_terminal_bench(folder: Path) -> CodingTask:
     )
 
 
-def load_task_dir(folder: str | Path) -> CodingTask:
-    """Load one task folder, whichever layout; `TaskFormatError` names the file and field if broken."""
+def load_task_dir(folder: str | Path) -> AnyTask:
+    """Load one task folder, whichever layout; `TaskFormatError` names the file and field if broken.
+
+    An agentsim task (our `service_port`, WORKDIR /workspace) loads as a `CodingTask`; any other Harbor or
+    Terminal-Bench task loads as published (`envs.coding.published`: its WORKDIR, its own verifier)."""
+    from envs.coding.published import is_agentsim_native, load_published
+
     folder = Path(folder)
     if not folder.is_dir():
         raise TaskFormatError(folder, "", "not a folder")
+    if not (folder / HARBOR_CONFIG).is_file() and not (folder / TB_CONFIG).is_file():
+        raise TaskFormatError(
+            folder,
+            "",
+            f"neither {HARBOR_CONFIG} (Harbor) nor {TB_CONFIG} (Terminal-Bench) found, nor any task folder under it "
+            "(a dataset)",
+        )
+    if not is_agentsim_native(folder):
+        return load_published(folder)
     if (folder / HARBOR_CONFIG).is_file():
         return _load_harbor(folder)
     if (folder / TB_CONFIG).is_file():
@@ -234,7 +241,15 @@ def shipped_tasks() -> dict[str, Path]:
     return dict(_shipped())
 
 
-def load_task(name_or_path: str | Path, *, allow_path: bool = True) -> CodingTask:
+def dataset_dirs(folder: str | Path) -> list[Path]:
+    """A dataset: every task folder under `folder` (which holds no task itself); [] when it is a task."""
+    folder = Path(folder)
+    if not folder.is_dir() or (folder / HARBOR_CONFIG).is_file() or (folder / TB_CONFIG).is_file():
+        return []
+    return task_dirs(folder)
+
+
+def load_task(name_or_path: str | Path, *, allow_path: bool = True) -> AnyTask:
     """A shipped task by name, or (when `allow_path`, operators only) a task folder by path."""
     shipped = _shipped()
     if isinstance(name_or_path, str) and name_or_path in shipped:

@@ -15,7 +15,7 @@ agentsim's own keys (Harbor: in `[metadata]`; Terminal-Bench: at the top level o
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -79,3 +79,9 @@ class CodingTask(BaseModel):
     test_files: list[str] = Field(min_length=1)  # test_*.py under tests_dir
     test_script: Path  # tests/test.sh or run-tests.sh (for Harbor / Terminal-Bench's own harness)
     solution_script: Path  # solution/solve.sh or solution.sh (the oracle; hidden from the agent)
+
+
+if TYPE_CHECKING:
+    from envs.coding.published.model import PublishedTask
+
+AnyTask = Union[CodingTask, "PublishedTask"]  # an agentsim task, or a published one (envs/coding/published)
