@@ -15,7 +15,6 @@ preset (`memory=working+facts`) sets the group's `name` instead.
 from __future__ import annotations
 
 import difflib
-import inspect
 import logging
 import re
 import sys
@@ -24,9 +23,12 @@ import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from envs.plugins import PartSpec
 
 log = logging.getLogger("agents.cli")
 
@@ -122,6 +124,9 @@ def level_of(model: type[BaseModel], value: Any = None) -> Level | None:
         keys[name] = level_of(nested, sub) if nested is not None else None
         if info.alias:
             keys[info.alias] = keys[name]
+    extra_fields = getattr(model, "extra_fields", None)  # keys a model takes from its registered parts
+    for name, nested_model in (extra_fields() if callable(extra_fields) else {}).items():
+        keys[name] = level_of(nested_model, value.get(name) if isinstance(value, dict) else None)
     if opener is None:
         return Level(keys, moved=dict(getattr(model, "moved_keys", {})))
     options = opener(value if isinstance(value, dict) else {})
@@ -140,15 +145,12 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _parameters(factory: Callable[..., Any], skip: tuple[str, ...] = ()) -> dict[str, Level | None] | None:
-    """A factory's keyword parameters as keys; None when it takes **kwargs (or has no signature)."""
-    try:
-        params = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):
+def _options(spec: PartSpec) -> dict[str, Level | None] | None:
+    """A part's options as keys, from its registered options model; None when it takes any (**kwargs)."""
+    model = spec.options_model()
+    if model.model_config.get("extra") == "allow":
         return None
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return None
-    return {p.name: None for p in params if p.kind is not p.VAR_POSITIONAL and p.name not in ("self", *skip)}
+    return {name: None for name in model.model_fields}
 
 
 def _brain_options(value: dict[str, Any]) -> Level | None:
@@ -157,7 +159,7 @@ def _brain_options(value: dict[str, Any]) -> Level | None:
 
     name = str(value.get("name", ""))
     try:
-        params = _parameters(BRAIN_REGISTRY.get(name))
+        params = _options(BRAIN_REGISTRY.get(name))
     except ValueError:  # unknown or broken brain: building it says so
         return None
     return None if params is None else Level(params, f"brain={name}")
@@ -172,7 +174,7 @@ def _memory_options(value: dict[str, Any]) -> Level | None:
     levels: dict[str, Level | None] = {}
     try:
         for part in parts:
-            params = _parameters(MEMORY_REGISTRY.get(part), skip=("brain",))
+            params = _options(MEMORY_REGISTRY.get(part))
             levels[part] = None if params is None else Level(params, f"memory={part}")
     except ValueError:  # unknown or broken memory: building it says so
         return None
@@ -278,8 +280,6 @@ def hydra_command(
 
     from agents.config import register_schemas
 
-    register_schemas(schemas)
-
     @hydra.main(version_base="1.3", config_path=config_path, config_name=config_name)
     def _main(cfg: DictConfig) -> None:
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown the log
@@ -294,6 +294,7 @@ def hydra_command(
             sys.exit(code)
 
     def main() -> None:
+        register_schemas(schemas)  # at start, so every part registered by then has its preset
         groups = Groups.find([Path(config_path), *(search_path or [])], config_name)
         try:
             args = prepare_overrides(sys.argv[1:], groups, model)

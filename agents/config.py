@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agents.brains.model_files import AUTO, perception_for
+from agents.brains.registry import in_process
 from agents.core.agent import Agent
 from agents.perception import SEPARATOR_ERROR
 from agents.perception import PerceptionConfig as PerceptionDefaults
@@ -23,9 +24,7 @@ from agents.perception import PerceptionConfig as PerceptionDefaults
 _PERCEPTION = PerceptionDefaults()
 _AGENT = {k: p.default for k, p in inspect.signature(Agent).parameters.items()}  # the Agent's defaults, defined there
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
-# memories that learn across episodes; their state passes from episode to episode unless carry_memory=false
-CROSS_EPISODE_MEMORIES = ("reflective", "facts")
-IN_PROCESS_BRAINS = ("local",)  # brains whose model runs in this process, on its cores
+DEFAULT_STEP_LIMIT = 30  # for an env registered without a step limit (`env=gym env.id=...`)
 SEED_MAX = 2**32 - 1  # numpy's SeedSequence and Gymnasium accept 0 .. 2**32-1 for a plain int seed
 
 
@@ -45,7 +44,8 @@ class EnvConfig(Strict):
     name: str = "gym"  # short name used in episode ids (`<name>-<seed>`)
     id: str  # the gymnasium id
     entry_point: str | None = None  # module:Class, to register an env that is not registered yet
-    max_steps: int = Field(default=30, ge=1)  # agent steps per episode (Gymnasium's TimeLimit cuts with truncated=True)
+    # agent steps per episode (Gymnasium's TimeLimit cuts with truncated=True); None = the env's registered limit
+    max_steps: int | None = Field(default=None, ge=1)
     success_threshold: float = 1.0  # an episode succeeds when its final reward reaches this
     kwargs: dict[str, Any] = Field(default_factory=dict)  # constructor kwargs for gymnasium.make
 
@@ -55,6 +55,22 @@ class EnvConfig(Strict):
         if not v or v == "???":
             raise ValueError("env.id is not set; e.g. env=webshop, or env=gym env.id=<registered gymnasium id>")
         return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _registered_step_limit(cls, data: Any) -> Any:
+        """`max_steps` unset: the limit the env is registered with (its one place), else 30; resolved here, once,
+        so the run's config (and identity) records the limit in force."""
+        if isinstance(data, dict) and data.get("max_steps") is None and data.get("id") not in (None, "", "???"):
+            from envs.registry import step_limit
+
+            data = {**data, "max_steps": step_limit(str(data["id"])) or DEFAULT_STEP_LIMIT}
+        return data
+
+    @property
+    def step_limit(self) -> int:
+        """The step limit in force (`max_steps`, resolved at validation)."""
+        return self.max_steps or DEFAULT_STEP_LIMIT
 
 
 class PerceptionConfig(Strict):
@@ -137,6 +153,20 @@ class BrainConfig(BaseModel):
 
     name: str = "local"
 
+    @model_validator(mode="after")
+    def _registered_defaults(self) -> BrainConfig:
+        """Fill in the brain's registered option defaults, so `brain=local` from the command line and
+        `{"name": "local"}` from code are the same config (and the same run identity)."""
+        from agents.brains.registry import BRAIN_REGISTRY
+
+        if self.name in BRAIN_REGISTRY:
+            try:
+                defaults = BRAIN_REGISTRY.get(self.name).option_defaults()
+            except ValueError:  # a plugin that fails to load: named when the brain is built
+                return self
+            self.__pydantic_extra__ = {**defaults, **(self.__pydantic_extra__ or {})}
+        return self
+
     @property
     def options(self) -> dict[str, Any]:
         """The brain's constructor options (everything but name)."""
@@ -158,7 +188,7 @@ def resolve_perception(agent: AgentConfig, brain: BrainConfig | None, env: str |
     p = agent.perception
     if p.turn_style != AUTO and p.budget_tokens is not None and p.field_separator is not None:
         return agent
-    adapter = brain.options.get("adapter") if brain is not None and brain.name in IN_PROCESS_BRAINS else None
+    adapter = brain.options.get("adapter") if brain is not None and in_process(brain.name) else None
     preferred = perception_for(adapter, env, p.turn_style)
     turn_style = preferred.get("turn_style", _PERCEPTION.turn_style) if p.turn_style == AUTO else p.turn_style
     budget = p.budget_tokens or preferred.get("budget_tokens", _PERCEPTION.budget_tokens)
@@ -217,8 +247,8 @@ class RunConfig(AgentInEnvConfig):
 
     @property
     def steps_limit(self) -> int:
-        """The step limit in force: max_steps, else the env preset's."""
-        return self.max_steps or self.env.max_steps
+        """The step limit in force: max_steps, else the env's (env.max_steps, else its registered limit)."""
+        return self.max_steps or self.env.step_limit
 
     @property
     def carries_memory(self) -> bool:
@@ -227,7 +257,9 @@ class RunConfig(AgentInEnvConfig):
             return False
         if self.carry_memory is not None:
             return self.carry_memory
-        return any(part.strip() in CROSS_EPISODE_MEMORIES for part in self.memory.name.split("+"))
+        from agents.memory.registry import carries_state
+
+        return carries_state(self.memory.name)
 
     @property
     def out_dir(self) -> Path:
@@ -255,7 +287,7 @@ class CollectConfig(RunConfig):
         attention; bench/unified_kv_cost.py), else 8 (a remote model or a cheap brain, where lanes overlap waits)."""
         if self.concurrency:
             return self.concurrency
-        if self.brain.name in IN_PROCESS_BRAINS:
+        if in_process(self.brain.name):
             return self.workers if self.executor == "ray" else 1
         return 8
 
@@ -272,7 +304,8 @@ def schema_defaults(model: type[BaseModel]) -> dict[str, Any]:
             continue
         value = field.get_default(call_default_factory=True)
         out[name] = value.model_dump() if isinstance(value, BaseModel) else value
-    return out
+    extra = getattr(model, "extra_schema_defaults", None)  # keys a model takes from its registered parts
+    return {**out, **(extra() if callable(extra) else {})}
 
 
 def register_schemas(schemas: dict[str, type[BaseModel]] | None = None) -> None:
@@ -287,15 +320,33 @@ def register_schemas(schemas: dict[str, type[BaseModel]] | None = None) -> None:
 
 
 def _register_plugin_presets(cs: Any) -> None:
-    """`brain=<plugin>` / `memory=<plugin>` work on the command line for installed plugins (a preset with just the name)."""
-    from agents.brains.registry import brain_names
+    """`env=<name>`, `brain=<name>` and `memory=<name>` work on the command line for every registered part: a
+    preset made from its registration (a brain's option defaults, an env's id), unless a YAML file holds one."""
+    from agents.brains.registry import BRAIN_REGISTRY, brain_names
     from agents.memory.registry import memory_names
+    from envs.registry import ENV_REGISTRY, env_names
 
     conf = Path(__file__).parent / "conf"
-    for group, names in (("brain", brain_names()), ("memory", memory_names())):
-        for name in names:
-            if not (conf / group / f"{name}.yaml").exists():
-                cs.store(group=group, name=name, node={"name": name})
+    presets: dict[str, dict[str, Any]] = {}
+    for name in brain_names():
+        presets[f"brain/{name}"] = {"name": name, **_brain_defaults(BRAIN_REGISTRY, name)}
+    for name in memory_names():
+        presets[f"memory/{name}"] = {"name": name}
+    env_defaults = {k: f.get_default(call_default_factory=True) for k, f in EnvConfig.model_fields.items()}
+    for name in env_names():
+        presets[f"env/{name}"] = {**env_defaults, "name": name, "id": ENV_REGISTRY.get(name).id}
+    for key, node in presets.items():
+        group, name = key.split("/", 1)
+        if not (conf / group / f"{name}.yaml").exists():
+            cs.store(group=group, name=name, node=node)
+
+
+def _brain_defaults(registry: Any, name: str) -> dict[str, Any]:
+    """A brain's option defaults for its preset; none for a plugin that fails to load (it fails when used)."""
+    try:
+        return dict(registry.get(name).option_defaults())
+    except ValueError:  # PluginError: named when the brain is built
+        return {}
 
 
 def describe_errors(err: ValidationError, model: type[BaseModel]) -> str:

@@ -19,12 +19,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from agents.brains.registry import in_process
 from agents.collect.failures import FailureLog
 from agents.collect.plan import check_manifest, make_plan
 from agents.collect.progress import CollectProgress
 from agents.collect.sink import Sink
 from agents.collect.worker import EpisodeWorker
-from agents.config import IN_PROCESS_BRAINS, CollectConfig, ConfigError, RunConfig, validate_config
+from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
 from agents.trajectories.schema import EpisodeRecord
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
 from agents.trajectories.summary import RunSummary, summarize
@@ -86,7 +87,7 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     if plan.done:
         log.info("resuming: %d of %d episodes already in %s", plan.done, len(plan.seeds), store.path)
     worker: EpisodeWorker | None = None
-    if executor == "local" and cfg.brain.name in IN_PROCESS_BRAINS and cfg.lanes > 1:
+    if executor == "local" and in_process(cfg.brain.name) and cfg.lanes > 1:
         log.warning(
             "concurrency=%d with brain=%s: the episodes share one in-process model and its cores, so more than one "
             "in flight only slows each step (their prompts evict each other's KV cache, or lengthen every decode's "

@@ -1,36 +1,27 @@
 """Gymnasium text environments. Importing this package registers them under `agentsim/`.
 
-Each env module is imported lazily by Gymnasium (entry points are strings), so registering
-costs nothing and heavy resources (catalogs, indexes) load only when an env is made.
+Each env declares itself at its class (`@register_env` in `envs/registry.py`): short name, Gymnasium
+id, step limit and what an env-server client may set. Importing `envs` imports the modules that
+declare an env and installed plugins' envs, and registers each with Gymnasium.
 
-Step limits live here, not in the envs: each env is registered with `max_episode_steps`, so
-`gymnasium.make` wraps it in `TimeLimit` (override with `gymnasium.make(id, max_episode_steps=N)`;
-`-1` for no limit). Branch through the wrapper with `envs.contract.snapshot_env`/`restore_env`.
+Step limits are Gymnasium's `TimeLimit` (`max_episode_steps` at registration, the one place an env's
+limit is set; `gymnasium.make(id, max_episode_steps=N)` overrides it, `-1` for none). Branch through
+the wrapper with `envs.contract.snapshot_env`/`restore_env`.
 """
 
 from __future__ import annotations
 
-import gymnasium
+from collections.abc import Mapping
 
-NAMESPACE = "agentsim"
+from envs.registry import NAMESPACE, EnvTable, StepLimits, load_env_plugins
 
-# short name (as used in `env=<name>`) -> (gymnasium id, entry point)
-ENVS: dict[str, tuple[str, str]] = {
-    "webshop": (f"{NAMESPACE}/WebShop-v0", "envs.webshop.env:WebShopEnv"),
-    "faulttree": (f"{NAMESPACE}/FaultTree-v0", "envs.faulttree.env:FaultTreeEnv"),
-    "coding": (f"{NAMESPACE}/Coding-v0", "envs.coding.env:CodingEnv"),
-    "textcraft": (f"{NAMESPACE}/TextCraft-v0", "envs.textcraft.env:TextCraftEnv"),
-    "babyai": (f"{NAMESPACE}/BabyAI-v0", "envs.babyai.env:BabyAIEnv"),
-}
+__all__ = ["ENVS", "MAX_EPISODE_STEPS", "NAMESPACE", "PROXIES", "register_all"]
 
-# short name -> default `max_episode_steps` (every step counts, bad actions included)
-MAX_EPISODE_STEPS: dict[str, int] = {
-    "webshop": 20,
-    "faulttree": 80,  # twice FaultTree's default `max_turns` (40), so invalid-action loops also stop
-    "coding": 50,  # tool calls (bash / view / create / str_replace) before submit
-    "textcraft": 60,  # the recipe planner's longest goal (netherite block) takes 53
-    "babyai": 256,  # primitive moves; BabyAIBot's longest plans on AgentGym's 40 levels take ~210
-}
+# short name (as used in `env=<name>`) -> (gymnasium id, entry point): a view of the env registry
+ENVS: Mapping[str, tuple[str, str]] = EnvTable()
+
+# short name -> its registered `max_episode_steps` (every step counts, bad actions included): a view
+MAX_EPISODE_STEPS: Mapping[str, int] = StepLimits()
 
 # Proxies, not envs of their own: registered for gymnasium.make but never served by the env server.
 PROXIES: dict[str, tuple[str, str]] = {
@@ -39,11 +30,8 @@ PROXIES: dict[str, tuple[str, str]] = {
 
 
 def register_all() -> None:
-    """Register the project's envs (with their step limits) and proxies; idempotent."""
-    for name, (env_id, entry_point) in (*ENVS.items(), *PROXIES.items()):
-        if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry_point, max_episode_steps=MAX_EPISODE_STEPS.get(name))
-    from envs.registry import load_env_plugins  # installed plugins' envs (entry-point group agentsim.envs)
+    """Register the project's envs (with their step limits), proxies and installed plugins' envs; idempotent."""
+    import envs.server  # noqa: F401  (registers the RemoteEnv proxy)
 
     load_env_plugins()
 

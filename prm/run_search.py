@@ -55,7 +55,7 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
     if c.strategy not in ("random", "vote") and not c.model:
         raise ConfigError(f"strategy={c.strategy} needs model=<a PRM saved by python -m prm.train>")
     scorer = PRMScorer(PRMModel.from_pretrained(c.model), batch_size=c.batch_size) if c.model else None
-    max_steps = c.max_steps or c.env.max_steps
+    max_steps = c.max_steps or c.env.step_limit
     env = make_env(c.env, max_episode_steps=max_steps)
     env_name = c.env.name or c.env.id
     brain = build_brain(c.brain, env=env_name, turn_style=c.agent.perception.turn_style)

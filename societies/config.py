@@ -8,21 +8,18 @@ still validated. `build(cfg)` turns a config into the env and its rule brain.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ModelWrapValidatorHandler, PrivateAttr, field_validator, model_validator
 
 from agents.config import SEED_MAX, AgentConfig, BrainConfig, LogLevel, MemoryConfig, Strict
-from societies.graphs import GraphSpec, build_graph
-from societies.keyed import IC_STREAM, PAIRING_STREAM, stream_key
-from societies.personas import Persona, make_personas
+from societies.graphs import GraphSpec
+from societies.personas import make_personas
 
 if TYPE_CHECKING:
     from societies.env import SocietyEnv
     from societies.rules import Rule
 
-ScenarioName = Literal["opinion", "diffusion", "cooperation", "public_goods", "feed", "town"]
 DEFAULT_STRATEGIES = [
     "tit_for_tat", "always_cooperate", "always_defect", "grudger", "tit_for_two_tats", "pavlov", "random",
 ]  # fmt: skip
@@ -135,7 +132,7 @@ class TownParams(Strict):
 class SocietyRunConfig(Strict):
     """`python -m societies.run scenario=diffusion agents=1000 rounds=50 seed=0 out=runs/x`."""
 
-    scenario: ScenarioName = "opinion"
+    scenario: str = "opinion"  # a registered scenario (societies/scenarios/: opinion, diffusion, ... or a plugin's)
     agents: int = Field(default=100, ge=2)
     rounds: int = Field(default=50, ge=1)  # truncation (the scenario may end earlier)
     seed: int = Field(default=0, ge=0, le=SEED_MAX)
@@ -174,6 +171,55 @@ class SocietyRunConfig(Strict):
     keyed: bool | None = None
     ray_address: str | None = None  # shards > 1: an existing Ray cluster; None starts a local Ray
 
+    _params: dict[str, BaseModel] = PrivateAttr(default_factory=dict)  # params of scenarios without a field here
+
+    @field_validator("scenario")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        from societies.scenarios import scenario_spec
+
+        scenario_spec(v)  # ValueError naming the valid scenarios and the closest
+        return v
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _scenario_params(cls, data: Any, handler: ModelWrapValidatorHandler[SocietyRunConfig]) -> SocietyRunConfig:
+        """Take out the params of registered scenarios that have no field of their own (a new scenario's
+        `<name>.<key>=`), validated by the scenario's params model; `params_of` hands them back."""
+        params: dict[str, BaseModel] = {}
+        if isinstance(data, dict):
+            from societies.scenarios import SCENARIO_REGISTRY
+
+            data = dict(data)
+            for name, spec in SCENARIO_REGISTRY.loaded().items():
+                if name not in cls.model_fields and spec.options is not None:
+                    params[name] = spec.options.model_validate(data.pop(name, None) or {})
+        model = handler(data)
+        model._params = {**model._params, **params}
+        return model
+
+    def params_of(self, scenario: str) -> BaseModel | None:
+        """The parameters of `scenario` (its field here, or the ones its params model validated)."""
+        value = getattr(self, scenario, None) if scenario in type(self).model_fields else self._params.get(scenario)
+        return value if isinstance(value, BaseModel) else None
+
+    @classmethod
+    def extra_fields(cls) -> dict[str, type[BaseModel]]:
+        """The params models of registered scenarios without a field here (their `<name>.` keys)."""
+        from societies.scenarios import SCENARIO_REGISTRY, scenario_names
+
+        scenario_names()  # loads the project's scenarios and lists plugins
+        return {
+            name: spec.options
+            for name, spec in SCENARIO_REGISTRY.loaded().items()
+            if name not in cls.model_fields and spec.options is not None
+        }
+
+    @classmethod
+    def extra_schema_defaults(cls) -> dict[str, Any]:
+        """Defaults of those params, for Hydra, so `<name>.<key>=` needs no `+`."""
+        return {name: model().model_dump() for name, model in cls.extra_fields().items()}
+
     @property
     def checkpoint_rounds(self) -> int:
         """Rounds between checkpoints after resolving the default (0 = none)."""
@@ -203,129 +249,11 @@ class SocietyRunConfig(Strict):
 
 
 def build(cfg: SocietyRunConfig) -> tuple[SocietyEnv, Rule]:
-    """The env and the rule brain a config describes (the graph is built from the run's seed)."""
-    from societies.env import SocietyEnv
-    from societies.rules import Deffuant, DeGroot, IndependentCascade, IPDStrategies
-    from societies.scenarios.cooperation import CooperationScenario
-    from societies.scenarios.diffusion import DiffusionScenario
-    from societies.scenarios.opinion import OpinionScenario
+    """The env and the rule brain a config describes: the scenario's registered build function, given its
+    params and (up to PERSONAS_MAX agents) personas drawn from the run's seed."""
+    from societies.scenarios import scenario_spec
 
     n = cfg.agents
     personas = make_personas(n, cfg.seed, activity=cfg.activity) if n <= PERSONAS_MAX else None
-    if cfg.scenario == "opinion":
-        graph = build_graph(cfg.graph, n, cfg.seed, default="complete")
-        o = cfg.opinion
-        rule = Deffuant(o.threshold) if o.model == "deffuant" else DeGroot()
-        op = OpinionScenario(
-            graph,
-            mu=o.mu,
-            personas=personas if personas and len(personas) == graph.n else None,
-            pairing_key=stream_key(cfg.seed, PAIRING_STREAM) if cfg.keyed_randomness else None,
-        )
-        if op.personas is None and cfg.activity < 1:
-            op.activity = np.full(op.n, cfg.activity)
-        return SocietyEnv(op, cfg.rounds), rule
-    if cfg.scenario == "diffusion":
-        graph = build_graph(cfg.graph, n, cfg.seed, default="erdos_renyi")
-        d = cfg.diffusion
-        di = DiffusionScenario(
-            graph,
-            n_seeds=d.seeds,
-            personas=personas if personas and len(personas) == graph.n else None,
-            activity=cfg.activity,
-        )
-        ic_key = stream_key(cfg.seed, IC_STREAM) if cfg.keyed_randomness else None
-        return SocietyEnv(di, cfg.rounds), IndependentCascade(d.p, key=ic_key)
-    if cfg.scenario == "town":
-        return _build_town(cfg)
-    if cfg.scenario == "feed":
-        return _build_feed(cfg, personas)
-    if cfg.scenario == "public_goods":
-        return _build_public_goods(cfg, personas)
-    c = cfg.cooperation
-    strategies = [c.strategies[i % len(c.strategies)] for i in range(n)]
-    if personas is not None:
-        personas = [p.model_copy(update={"traits": {"strategy": s}}) for p, s in zip(personas, strategies)]
-    sc = CooperationScenario(n, match_length=c.match_length, personas=personas)
-    return SocietyEnv(sc, cfg.rounds), IPDStrategies(strategies)
-
-
-def _build_public_goods(cfg: SocietyRunConfig, personas: list[Persona] | None) -> tuple[SocietyEnv, Rule]:
-    """Public goods: strategies cycled over the agents, kept in the personas' traits and the metrics' labels."""
-    from societies.env import SocietyEnv
-    from societies.rules import PublicGoodsStrategies
-    from societies.scenarios.public_goods import PublicGoodsScenario
-
-    p, n = cfg.public_goods, cfg.agents
-    strategies = [p.strategies[i % len(p.strategies)] for i in range(n)]
-    if personas is not None:
-        personas = [q.model_copy(update={"traits": {**q.traits, "strategy": s}}) for q, s in zip(personas, strategies)]
-    sc = PublicGoodsScenario(
-        n,
-        group_size=p.group_size,
-        r=p.r,
-        endowment=p.endowment,
-        reputation=p.reputation,
-        recency=p.recency,
-        personas=personas,
-        labels=strategies,
-    )
-    if personas is None and cfg.activity < 1:
-        sc.activity = np.full(n, cfg.activity)
-    return SocietyEnv(sc, cfg.rounds), PublicGoodsStrategies(strategies, bias=p.bias, start=p.start, spread=p.spread)
-
-
-def _build_feed(cfg: SocietyRunConfig, personas: list[Persona] | None) -> tuple[SocietyEnv, Rule]:
-    """The feed: follows start as the social graph; interests are a seeded draw, kept in the personas' traits."""
-    from societies.env import SocietyEnv
-    from societies.rules import FeedRule
-    from societies.scenarios.feed import FeedScenario, topic_table
-
-    f = cfg.feed
-    graph = build_graph(cfg.graph, cfg.agents, cfg.seed, default="erdos_renyi")
-    interest = np.random.default_rng([cfg.seed, 0xFE]).integers(0, f.topics, size=graph.n)
-    if personas is not None and len(personas) == graph.n:
-        names = [name for name, _ in topic_table(f.topics)]
-        personas = [
-            p.model_copy(update={"traits": {**p.traits, "interest": names[t]}})
-            for p, t in zip(personas, interest.tolist())
-        ]
-    else:
-        personas = None
-    sc = FeedScenario(
-        graph,
-        recommender=f.recommender,
-        feed_size=f.feed_size,
-        window=f.window,
-        topics=f.topics,
-        n_seeds=min(f.seeds, graph.n),
-        interest=interest,
-        personas=personas,
-        activity=cfg.activity,
-        embedder=f.embedder,
-    )
-    return SocietyEnv(sc, cfg.rounds), FeedRule(f.p_repost, f.p_like, f.p_follow, f.p_post, f.off_topic)
-
-
-def _build_town(cfg: SocietyRunConfig) -> tuple[SocietyEnv, Rule]:
-    """The small town: its own cast of personas (occupation, home, routine, acquaintances in the traits)."""
-    from societies.env import SocietyEnv
-    from societies.rules import TownRoutine
-    from societies.scenarios.town import TownScenario, town_personas
-
-    t = cfg.town
-    sc = TownScenario(
-        town_personas(cfg.agents, cfg.seed, activity=cfg.activity),
-        start_hour=t.start_hour,
-        end_hour=t.end_hour,
-        step_minutes=t.step_minutes,
-        news=t.news,
-        news_keywords=t.news_keywords,
-        informed=t.informed,
-        party_location=t.party_location,
-        party_hour=t.party_hour,
-        party_hours=t.party_hours,
-        max_conversation_turns=t.max_conversation_turns,
-        max_say_chars=t.max_say_chars,
-    )
-    return SocietyEnv(sc, cfg.rounds), TownRoutine(t.talk_cooldown)
+    built: tuple[SocietyEnv, Rule] = scenario_spec(cfg.scenario).target(cfg, cfg.params_of(cfg.scenario), personas)
+    return built

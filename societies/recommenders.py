@@ -16,8 +16,9 @@ feed. The built-ins, by name (`feed.recommender=<name>`):
 - `random`: random posts of the window.
 
 The last three skip posts the agent already liked or whose story it already shared. A custom
-recommender is loaded by import path, `feed.recommender=my_pkg.mod:MyRecommender` (a class, which
-is built without arguments, or an instance). `load_recommender` raises a `ValueError` that says
+recommender declares itself with `@register_recommender("<name>")` in any module the run imports, or
+in a package's entry-point group `agentsim.recommenders`; or it is loaded by import path,
+`feed.recommender=my_pkg.mod:MyRecommender` (a class, which is built without arguments, or an instance). `load_recommender` raises a `ValueError` that says
 what went wrong when the path does not import or the object is not a recommender.
 
 Helpers for writing one (below): `top_k_per_row` for candidate pairs, `dense_rows` and
@@ -30,13 +31,43 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from envs.plugins import PartSpec, PluginError, Registry, closest
+
 if TYPE_CHECKING:
     from societies.scenarios.feed import FeedScenario
+
+RECOMMENDER_GROUP = "agentsim.recommenders"
+
+
+@dataclass(frozen=True)
+class RecommenderSpec(PartSpec):
+    """A recommender's registration: `target()` builds it."""
+
+
+RECOMMENDER_REGISTRY: Registry[RecommenderSpec] = Registry(
+    "recommender",
+    RECOMMENDER_GROUP,
+    ("societies",),
+    "@register_recommender(",
+    lambda name, target: RecommenderSpec(name=name, target=target),
+)
+R = TypeVar("R")
+
+
+def register_recommender(name: str) -> Callable[[R], R]:
+    """Declare a recommender class (built without arguments) under `name` (`feed.recommender=<name>`)."""
+
+    def deco(cls: R) -> R:
+        RECOMMENDER_REGISTRY.add(RecommenderSpec(name=name, target=cls))
+        return cls
+
+    return deco
 
 
 @runtime_checkable
@@ -149,6 +180,7 @@ def random_window_posts(lo: int, hi: int, m: int, e: int, rng: np.random.Generat
     return dedupe_rows(rng.integers(lo, hi, size=(m, e)))
 
 
+@register_recommender("recency")
 class Recency:
     """The chronological following feed: what followed accounts posted since the agent last looked, newest first."""
 
@@ -160,6 +192,7 @@ class Recency:
         return top_k_per_row(rows, posts, posts.astype(np.float64), idx.size, k)  # newer posts have higher ids
 
 
+@register_recommender("popularity")
 class Popularity:
     """Most liked and reposted posts of the window, in-network plus the window's global top `pool` posts."""
 
@@ -185,6 +218,7 @@ class Popularity:
         return pick(sc, idx, cand, sc.popularity(np.maximum(cand, 0)), k)
 
 
+@register_recommender("similarity")
 class Similarity:
     """Posts closest to the agent's interest vector, from its in-network posts and `explore` random window posts."""
 
@@ -206,6 +240,7 @@ class Similarity:
         return pick(sc, idx, cand, sc.similarity(agents, np.maximum(cand, 0)), k)
 
 
+@register_recommender("random")
 class RandomFeed:
     """Uniformly random posts of the window (the no-recommender baseline)."""
 
@@ -220,12 +255,20 @@ class RandomFeed:
         return cand[np.arange(m)[:, None], np.argsort(cand < 0, axis=1, kind="stable")][:, :k]
 
 
-RECOMMENDERS: dict[str, Callable[[], Recommender]] = {
-    "recency": Recency,
-    "popularity": Popularity,
-    "similarity": Similarity,
-    "random": RandomFeed,
-}
+class _Recommenders(Mapping[str, Callable[[], Recommender]]):
+    """`RECOMMENDERS`: name -> class, read from the recommender registry (a view)."""
+
+    def __getitem__(self, name: str) -> Callable[[], Recommender]:
+        return RECOMMENDER_REGISTRY.get(name).target  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(RECOMMENDER_REGISTRY.names())
+
+    def __len__(self) -> int:
+        return len(RECOMMENDER_REGISTRY.names())
+
+
+RECOMMENDERS: Mapping[str, Callable[[], Recommender]] = _Recommenders()
 
 
 def check_recommender(obj: object, where: str = "the recommender") -> Recommender:
@@ -250,12 +293,17 @@ def load_recommender(spec: str) -> Recommender:
 
     `Name` is a class (built without arguments) or an instance. Every failure is a ValueError
     that names the path and the cause, so the runner reports it as a config error."""
-    if spec in RECOMMENDERS:
-        return RECOMMENDERS[spec]()
+    if spec in RECOMMENDER_REGISTRY:
+        try:
+            return check_recommender(RECOMMENDER_REGISTRY.get(spec).target(), f"recommender {spec!r}")
+        except PluginError as e:
+            raise ValueError(str(e)) from e
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
+        names = RECOMMENDER_REGISTRY.names()
         raise ValueError(
-            f"unknown recommender {spec!r}; use one of {', '.join(RECOMMENDERS)} or an import path 'package.module:Name'"
+            f"unknown recommender {spec!r}{closest(spec, names)}; use one of {', '.join(names)} "
+            "or an import path 'package.module:Name'"
         )
     try:
         module = importlib.import_module(module_name)

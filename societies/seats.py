@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from agents.brains.base import Brain, EnvBoundBrain, ForkableBrain, writes_text
+from agents.brains.registry import brain_spec
 from agents.config import AgentConfig, BrainConfig, MemoryConfig
 from agents.core.agent import Agent, Decision
 from agents.core.factory import build_agent, build_brain, build_memory
@@ -88,9 +89,15 @@ def choose_seats(n: int, fraction: float, count: int | None, seed: int) -> np.nd
 
 
 def build_brains(brain_cfg: BrainConfig, pool: int) -> list[Brain]:
-    """`pool` brain instances; a local model's threads are split between them."""
+    """`pool` brain instances; an in-process model's threads (`n_threads`) are split between them."""
     opts = dict(brain_cfg.options)
-    if brain_cfg.name == "local" and pool > 1 and opts.get("n_threads") is None:
+    spec = brain_spec(brain_cfg.name)
+    if (
+        pool > 1
+        and spec.in_process
+        and "n_threads" in spec.options_model().model_fields
+        and opts.get("n_threads") is None
+    ):
         opts["n_threads"] = max(1, (os.cpu_count() or 1) // pool)
     return [build_brain({"name": brain_cfg.name, **opts}) for _ in range(pool)]
 

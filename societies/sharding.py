@@ -662,8 +662,11 @@ def check_shardable(cfg: SocietyRunConfig) -> None:
             f"shards > 1 with brain seats (brain={cfg.brain.name}) is not supported yet: brain seats run in "
             "one process; use shards=1, or brain=rule to shard a rule society"
         )
-    if cfg.scenario not in ("diffusion", "opinion"):
-        raise ConfigError(f"shards > 1 supports scenario=diffusion and scenario=opinion, not {cfg.scenario}")
+    from societies.scenarios import SCENARIO_REGISTRY, scenario_spec
+
+    if not scenario_spec(cfg.scenario).shardable:
+        able = [n for n in SCENARIO_REGISTRY.names() if scenario_spec(n).shardable]
+        raise ConfigError(f"shards > 1 supports scenario={' or scenario='.join(able)}, not {cfg.scenario}")
     if cfg.scenario == "opinion" and cfg.graph.kind in ("auto", "complete"):
         raise ConfigError(
             "shards > 1 needs a sparse graph to partition (opinion defaults to complete mixing): "

@@ -1,6 +1,6 @@
 """Every registered env keeps the text-env contract (`envs.contract.check_text_env`), by construction.
 
-A new env registered in `envs.ENVS` (or installed as an `agentsim.envs` plugin) is checked here
+A new env declared with `@register_env` (or installed as an `agentsim.envs` plugin) is checked here
 without a line of test code. The broken corridors below show the checker is not vacuous.
 """
 

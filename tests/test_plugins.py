@@ -29,17 +29,17 @@ from agents.brains.base import (
     writes_text,
 )
 from agents.brains.openai_brain import OpenAIBrain
-from agents.brains.registry import BRAIN_REGISTRY, brain_names, make_brain
+from agents.brains.registry import BRAIN_REGISTRY, brain_names, in_process, make_brain
 from agents.brains.scripted import ScriptedBrain
 from agents.core import Agent, run_episode
 from agents.core.factory import build_memory
 from agents.memory import Memory, make_memory, memory_names
 from agents.memory.composite import CompositeMemory
-from agents.memory.registry import MEMORY_REGISTRY
+from agents.memory.registry import MEMORY_REGISTRY, carries_state
 from agents.plugins import PluginError
 from envs.capabilities import AsyncClosable, AsyncEnv, HasAsyncExpert, ServesEnvs
 from envs.contract import check_text_env
-from envs.registry import env_id, env_names, load_env_plugins
+from envs.registry import ENV_REGISTRY, env_id, env_names, load_env_plugins
 from envs.server.client import RemoteEnv
 
 try:
@@ -75,9 +75,11 @@ def forget_plugins() -> None:
     for mod in [m for m in sys.modules if m.split(".")[0] == "agentsim_demo_plugin"]:
         del sys.modules[mod]
     for short in [n for n in envs.ENVS if n not in PROJECT_ENVS]:
-        gym.registry.pop(envs.ENVS.pop(short)[0], None)
-    BRAIN_REGISTRY.refresh()
-    MEMORY_REGISTRY.refresh()
+        ENV_REGISTRY.remove(short)
+    for registry in (BRAIN_REGISTRY, MEMORY_REGISTRY):
+        for name in [n for n, spec in registry.loaded().items() if spec.where.startswith("agentsim_")]:
+            registry.remove(name)
+        registry.refresh()
 
 
 @pytest.fixture
@@ -128,20 +130,38 @@ def test_unknown_names_list_the_known_ones():
     with pytest.raises(ValueError, match="unknown brain 'gpt5'; valid brains: local, openai, scripted"):
         make_brain("gpt5")
     with pytest.raises(
-        ValueError, match="unknown memory 'vector'; valid: working, summary, episodic, reflective, facts"
+        ValueError, match="unknown memory 'vector'; valid: episodic, facts, reflective, summary, working"
     ):
         make_memory("working+vector")
     assert env_id("webshop") == "agentsim/WebShop-v0" and env_id("agentsim/FaultTree-v0") == "agentsim/FaultTree-v0"
-    assert env_names()[:2] == ["webshop", "faulttree"]
+    assert env_names()[:5] == ["babyai", "coding", "faulttree", "textcraft", "webshop"]
+
+
+def test_the_embedded_brains_defaults_are_written_once() -> None:
+    """`LocalBrain`'s options model holds brain=local's defaults; the class takes the same options with the same
+    defaults, but for the two the library keeps for direct use (argmax, the base model)."""
+    import inspect
+
+    from agents.brains.local import LocalBrain, LocalBrainOptions
+
+    params = {k: p.default for k, p in inspect.signature(LocalBrain).parameters.items()}
+    preset = LocalBrainOptions().model_dump()
+    assert set(params) == set(preset)
+    assert {k for k in preset if preset[k] != params[k]} == {"temperature", "adapter"}
+    assert BRAIN_REGISTRY.get("local").option_defaults() == preset
 
 
 def test_plugins_are_used_by_name(plugin: str):
     assert brain_names() == ["local", "openai", "scripted", "first"]
-    assert memory_names() == ["working", "summary", "episodic", "reflective", "facts", "notes"]
+    assert memory_names() == ["episodic", "facts", "reflective", "summary", "working", "notes"]
     assert "counter" in env_names() and envs.ENVS["counter"] == (
         "agentsim/counter-v0",
         "agentsim_demo_plugin.env:CounterEnv",
     )
+
+    # facts: the env's and the memory's from their decorators, the undecorated brain's the defaults
+    assert envs.MAX_EPISODE_STEPS["counter"] == 12 == gym.spec("agentsim/counter-v0").max_episode_steps
+    assert carries_state("working+notes") and not in_process("first")
 
     brain = make_brain("first", prefer="stop")
     assert isinstance(brain, ChoosingBrain) and brain.name == "first" and not writes_text(brain)
@@ -220,3 +240,25 @@ def test_remote_env_declares_its_async_abilities():
     assert isinstance(env, ServesEnvs) and isinstance(env, HasAsyncExpert)
     plain = gym.make("agentsim-test/Corridor-v0")
     assert not isinstance(plain, AsyncEnv) and not isinstance(plain, ServesEnvs)
+
+
+def test_the_cli_uses_a_plugins_parts_by_name(visible: Path, tmp_path: Path) -> None:
+    """`python -m agents.run env=counter brain=first memory=notes`: presets, step limit and facts from the plugin."""
+    import json
+    import os
+
+    write_dist_info(visible, _entry_points())
+    out = tmp_path / "run"
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(visible), str(PLUGIN_SRC), str(root)])}
+    args = ["env=counter", "brain=first", "brain.prefer=inc", "memory=notes", "episodes=2", f"out={out}"]
+    res = subprocess.run(
+        [sys.executable, "-m", "agents.run", *args], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    manifest = json.loads((out / "collect.json").read_text())["config"]
+    assert manifest["env"]["max_steps"] == 12 and manifest["env"]["id"] == "agentsim/counter-v0"
+    # "always inc" never stops: every episode is cut at the plugin env's registered step limit
+    eps = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    assert [len(e["steps"]) for e in eps] == [12, 12] and all(e["outcome"]["truncated"] for e in eps)
+    assert (out / "memory_state.json").exists()  # notes carries its state: the plugin's decorator says so

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from agents.brains.base import BrainError, BrainOutput, CandidateScore, Message
 from agents.brains.chat_templates import TEMPLATES, template_for
@@ -27,6 +28,7 @@ from agents.brains.kv_slots import common_prefix as common_prefix
 from agents.brains.llama_adapter import LlamaRuntime, check_adapter_file
 from agents.brains.merged_model import merged_weights
 from agents.brains.model_files import adapter_path, model_path
+from agents.brains.registry import register_brain
 from envs.contract import SLOT
 
 
@@ -86,6 +88,41 @@ def _log_softmax_at(logits: np.ndarray, token: int) -> float:
     return float(logits[token] - m - math.log(float(np.exp(logits - m).sum())))
 
 
+class LocalBrainOptions(BaseModel):
+    """`brain=local`'s options and their defaults (the preset is made from this model). They differ from
+    `LocalBrain`'s library defaults (base model, argmax) in two keys: the shipped policy and sampling."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(default="gemma3-270m", description="gemma3-270m | smollm2-135m | a path to any .gguf file")
+    n_ctx: int = 4096
+    n_threads: int | None = Field(default=None, description="default: all cores")
+    temperature: float = Field(
+        default=0.7,
+        description="sampling among ranked actions (seeded per episode and step, so runs repeat); "
+        "0 = argmax, which loops on WebShop",
+    )
+    max_tokens: int = 128
+    score: str = Field(default="mean", description="how candidate actions are ranked: mean | sum (token logprob)")
+    seed: int = 0
+    chat_template: str | None = None
+    n_seq: int = Field(default=16, description="candidates scored together in one decode; 1 = one by one")
+    adapter: str | None = Field(
+        default="auto",
+        description="auto = the shipped fine-tune measured best on the env and turns (docs/policy.md); "
+        "a shipped name; null = the base model; or a LoRA GGUF path",
+    )
+    adapter_scale: float = Field(default=1.0, description="multiplies the LoRA's alpha/rank scale (0 = base model)")
+    kv_slots: int = Field(default=0, description="KV sequences keeping agents' prompts (societies, async collection)")
+    batch_window_ms: float = Field(default=5.0, description="how long a concurrent choose waits for others to join")
+    share_prefixes: bool = Field(default=True, description="decode the tokens candidate actions start alike with once")
+    merge_adapter: bool = Field(default=False, description="fold the adapter into the weights once (cached)")
+
+
+_DEFAULTS = LocalBrainOptions()  # the constructor's defaults are these, but for temperature and adapter
+
+
+@register_brain("local", options=LocalBrainOptions, in_process=True)
 class LocalBrain:
     """The default brain: a small GGUF model in-process that generates text and ranks candidate actions."""
 
@@ -94,21 +131,21 @@ class LocalBrain:
 
     def __init__(
         self,
-        model: str = "gemma3-270m",
-        n_ctx: int = 4096,
-        n_threads: int | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 128,
-        score: str = "mean",
-        seed: int = 0,
-        chat_template: str | None = None,
-        n_seq: int = 16,
-        adapter: str | None = None,
-        adapter_scale: float = 1.0,
-        kv_slots: int | None = None,
-        batch_window_ms: float = 5.0,
-        share_prefixes: bool = True,
-        merge_adapter: bool = False,
+        model: str = _DEFAULTS.model,
+        n_ctx: int = _DEFAULTS.n_ctx,
+        n_threads: int | None = _DEFAULTS.n_threads,
+        temperature: float = 0.0,  # the library's default: argmax (brain=local samples, LocalBrainOptions)
+        max_tokens: int = _DEFAULTS.max_tokens,
+        score: str = _DEFAULTS.score,
+        seed: int = _DEFAULTS.seed,
+        chat_template: str | None = _DEFAULTS.chat_template,
+        n_seq: int = _DEFAULTS.n_seq,
+        adapter: str | None = None,  # the library's default: the base model (brain=local: the shipped policy)
+        adapter_scale: float = _DEFAULTS.adapter_scale,
+        kv_slots: int | None = _DEFAULTS.kv_slots,
+        batch_window_ms: float = _DEFAULTS.batch_window_ms,
+        share_prefixes: bool = _DEFAULTS.share_prefixes,
+        merge_adapter: bool = _DEFAULTS.merge_adapter,
     ) -> None:
         """`adapter`: a llama.cpp LoRA GGUF (from `python -m agents.policy.gguf_adapter`) or a shipped adapter's
         name (`model_files.KNOWN_ADAPTERS`), applied at `adapter_scale`.

@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 import openai
 
 from agents.brains.base import BrainError, BrainOutput, Message, ToolCall, approx_tokens
+from agents.brains.registry import register_brain
 from envs.server.config import is_loopback
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ def response_token_ids(resp: Any) -> tuple[list[int] | None, list[int] | None]:
     return prompt_ids, output_ids
 
 
+@register_brain("openai")
 class OpenAIBrain:
     """A brain behind any OpenAI-compatible HTTP endpoint, with retries and errors that say what to fix."""
 

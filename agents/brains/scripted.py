@@ -14,10 +14,12 @@ from typing import Any
 import gymnasium as gym
 
 from agents.brains.base import BrainError, BrainOutput, CandidateScore, Message, SyncBrainMixin, approx_tokens
+from agents.brains.registry import register_brain
 from envs.capabilities import HasAsyncExpert
 from envs.contract import SLOT, HasExpert
 
 
+@register_brain("scripted")
 class ScriptedBrain(SyncBrainMixin):
     """The env's expert with epsilon noise: a cheap, deterministic baseline and data source (no language model)."""
 

@@ -7,12 +7,13 @@ import json
 from typing import Any
 
 import gymnasium as gym
+from pydantic import BaseModel
 
 import envs  # noqa: F401  (registers the project's envs)
 import envs.registry
 from agents.brains.base import Brain, writes_text
 from agents.brains.model_files import adapter_for_env, warn_turn_style_mismatch
-from agents.brains.registry import make_brain
+from agents.brains.registry import brain_spec, make_brain
 from agents.config import (
     AgentConfig,
     BrainConfig,
@@ -25,6 +26,7 @@ from agents.config import (
 from agents.core.agent import Agent
 from agents.memory.base import Memory
 from agents.perception import perception_from_config
+from envs.plugins import closest
 
 __all__ = ["ConfigError", "build_agent", "build_brain", "build_memory", "config_hash", "make_env"]
 
@@ -32,8 +34,8 @@ __all__ = ["ConfigError", "build_agent", "build_brain", "build_memory", "config_
 def make_env(env_cfg: EnvConfig | dict[str, Any], max_episode_steps: int | None = None) -> gym.Env:
     """`gymnasium.make` the configured env, registering `entry_point` first if given; errors name the fix.
 
-    The step limit is Gymnasium's `TimeLimit` (`max_episode_steps`, default `env.max_steps`): one limit,
-    enforced by the wrapper and reported as `truncated=True`."""
+    The step limit is Gymnasium's `TimeLimit` (`max_episode_steps`, default `env.step_limit`: env.max_steps,
+    else the env's registered limit): one limit, enforced by the wrapper and reported as `truncated=True`."""
     cfg: EnvConfig = validate_config(EnvConfig, env_cfg)
     env_id, entry = envs.registry.env_id(cfg.id), cfg.entry_point  # a short name (webshop, a plugin's) works too
     if entry and env_id not in gym.registry:
@@ -42,7 +44,7 @@ def make_env(env_cfg: EnvConfig | dict[str, Any], max_episode_steps: int | None 
         known = ", ".join(f"{k} ({v[0]})" for k, v in envs.ENVS.items())
         raise ConfigError(f"unknown env id {env_id!r}; project envs: {known}; or set env.entry_point=module:Class")
     try:
-        return gym.make(env_id, max_episode_steps=max_episode_steps or cfg.max_steps, **dict(cfg.kwargs))
+        return gym.make(env_id, max_episode_steps=max_episode_steps or cfg.step_limit, **dict(cfg.kwargs))
     except (ModuleNotFoundError, ImportError) as e:
         raise ConfigError(f"env {env_id!r} could not be imported ({e}); is it installed?") from e
     except TypeError as e:
@@ -56,6 +58,7 @@ def build_brain(brain_cfg: BrainConfig | dict[str, Any], env: str | None = None,
     (`agent.perception.turn_style`), so `adapter=auto` picks the adapter measured best for them."""
     cfg: BrainConfig = brain_cfg if isinstance(brain_cfg, BrainConfig) else BrainConfig.model_validate(dict(brain_cfg))
     name, options = cfg.name, cfg.options
+    check_options(brain_spec(name).options_model(), options, f"brain={name}")
     if "adapter" in options:
         options["adapter"] = adapter_for_env(options["adapter"], env, turn_style)
         warn_turn_style_mismatch(options["adapter"], turn_style)
@@ -63,6 +66,17 @@ def build_brain(brain_cfg: BrainConfig | dict[str, Any], env: str | None = None,
         return make_brain(name, **options)
     except TypeError as e:
         raise ConfigError(f"bad option for brain={name}: {e}") from e
+
+
+def check_options(model: type[BaseModel], options: dict[str, Any], what: str) -> None:
+    """ConfigError naming each key `model` does not have, the valid keys and the closest one."""
+    extra = model.model_config.get("extra")
+    unknown = [] if extra == "allow" else [k for k in options if k not in model.model_fields]
+    if unknown:
+        valid = sorted(model.model_fields)
+        raise ConfigError(
+            f"unknown option {unknown[0]!r} for {what}{closest(unknown[0], valid)}; valid options: {', '.join(valid)}"
+        )
 
 
 def build_memory(memory_cfg: MemoryConfig | dict[str, Any] | None, brain: Brain | None) -> Memory | None:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter, names_to_config
 from agents.memory.budget import pack_text
 from agents.memory.embeddings import Embedder, get_embedder
+from agents.memory.registry import register_memory
 from agents.memory.scoring import ScoreWeights
 from agents.memory.sqlite_store import SQLiteStore
 from agents.memory.state import check_header, parse_model
@@ -58,6 +59,7 @@ class EpisodicState(BaseModel):
     embeddings_b64: str | None = None
 
 
+@register_memory("episodic")
 class EpisodicMemory:
     name = "episodic"
 

@@ -19,6 +19,7 @@ from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter, brain
 from agents.memory.budget import pack_text
 from agents.memory.embeddings import Embedder, embedder_or_lexical
 from agents.memory.fact_extract import BrainExtractor, Extractor, RuleExtractor, Triple, normalize_relation
+from agents.memory.registry import register_memory
 from agents.memory.state import check_header, parse_model
 from agents.memory.text import overlap_score
 
@@ -106,6 +107,7 @@ class FactTable:
         return sorted(past + self.current.get(key, []), key=lambda f: f.time)
 
 
+@register_memory("facts", carries_state=True)
 class FactsMemory:
     name = "facts"
 

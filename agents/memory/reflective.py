@@ -23,6 +23,7 @@ from agents.memory.base import MemoryItem, TokenCounter, brain_or_rule, names_to
 from agents.memory.budget import pack_text
 from agents.memory.embeddings import Embedder, embedder_or_lexical
 from agents.memory.reflectors import IN_PROGRESS, BrainReflector, Reflector, RuleReflector, succeeded
+from agents.memory.registry import register_memory
 from agents.memory.state import check_header, parse_model
 from agents.memory.text import overlap_score
 
@@ -62,6 +63,7 @@ class ReflectiveState(BaseModel):
     reflections: int = Field(0, ge=0)  # reflections made (at episode ends and during episodes)
 
 
+@register_memory("reflective", carries_state=True)
 class ReflectiveMemory:
     name = "reflective"
 

@@ -4,7 +4,14 @@ Options for a single memory go as keyword arguments; for a composite, as one dic
 (`make_memory("working+facts", working={"max_items": 20}, facts={"multi_valued": ["likes"]})`), plus an
 optional `weights` dict for the budget split. Unknown names and options fail with the valid choices.
 
-Third-party packages add memories through the entry-point group `agentsim.memories`:
+Each memory declares itself at its class, with its facts:
+
+    @register_memory("notes", carries_state=True)
+    class NotesMemory: ...
+
+`carries_state`: the memory learns across episodes, so a run passes its state from episode to episode
+(unless `carry_memory=false`). The project's memories are the modules of `agents/memory/` that use the
+decorator; third-party packages name their class in the entry-point group `agentsim.memories`:
 
     [project.entry-points."agentsim.memories"]
     notes = "my_pkg.memory:NotesMemory"    # a class or function; gets brain= if it has that parameter
@@ -14,22 +21,55 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agents.memory.base import Memory
 from agents.memory.composite import CompositeMemory
-from agents.plugins import MEMORY_GROUP, PluginError, Registry
+from agents.plugins import MEMORY_GROUP, PartSpec, PluginError, Registry
+
+
+@dataclass(frozen=True)
+class MemorySpec(PartSpec):
+    """A memory's registration: its options model and whether it carries state across episodes."""
+
+    carries_state: bool = False
+
+
+def _default_spec(name: str, target: Any) -> MemorySpec:
+    return MemorySpec(name=name, target=target)
+
 
 # A factory is called with the memory's options as keyword arguments, plus `brain=` if it has a
 # `brain` parameter (memories that summarise, reflect or extract with the agent's model).
-MEMORY_REGISTRY: Registry[Memory] = Registry("memory", MEMORY_GROUP)
-MEMORY_REGISTRY.register("working", "agents.memory.working:WorkingMemory")
-MEMORY_REGISTRY.register("summary", "agents.memory.summary:SummaryMemory")
-MEMORY_REGISTRY.register("episodic", "agents.memory.episodic:EpisodicMemory")
-MEMORY_REGISTRY.register("reflective", "agents.memory.reflective:ReflectiveMemory")
-MEMORY_REGISTRY.register("facts", "agents.memory.facts:FactsMemory")
+MEMORY_REGISTRY: Registry[MemorySpec] = Registry(
+    "memory", MEMORY_GROUP, ("agents.memory",), "@register_memory(", _default_spec
+)
+
+M = TypeVar("M")
+
+
+def register_memory(
+    name: str, *, options: type[BaseModel] | None = None, carries_state: bool = False
+) -> Callable[[M], M]:
+    """Declare a memory class (or factory) under `name`, with its options model and facts."""
+
+    def deco(target: M) -> M:
+        MEMORY_REGISTRY.add(MemorySpec(name=name, target=target, options=options, carries_state=carries_state))
+        return target
+
+    return deco
+
+
+def carries_state(name: str) -> bool:
+    """Whether memory `name` (or any part of a '+'-joined composite) learns across episodes."""
+    return any(
+        part in MEMORY_REGISTRY and MEMORY_REGISTRY.get(part).carries_state
+        for part in (p.strip() for p in name.split("+"))
+        if part
+    )
 
 
 def _takes_brain(factory: Callable[..., Memory]) -> bool:
@@ -41,7 +81,7 @@ def _takes_brain(factory: Callable[..., Memory]) -> bool:
 
 def _build_one(name: str, brain: Any, kwargs: dict[str, Any]) -> Memory:
     try:
-        factory = MEMORY_REGISTRY.get(name)
+        factory = MEMORY_REGISTRY.get(name).target
     except PluginError as e:
         if name in MEMORY_REGISTRY:
             raise  # known but broken plugin: its own message says why

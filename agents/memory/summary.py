@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.memory.base import MemoryItem, TokenCounter
 from agents.memory.budget import pack_indices
+from agents.memory.registry import register_memory
 from agents.memory.state import check_header, parse_model
 from agents.memory.summarizers import BrainSummarizer, ExtractiveSummarizer, Summarizer
 from agents.memory.text import render
@@ -44,6 +45,7 @@ class SummaryState(BaseModel):
     window: list[MemoryItem]
 
 
+@register_memory("summary")
 class SummaryMemory:
     name = "summary"
 

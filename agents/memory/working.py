@@ -7,11 +7,13 @@ from dataclasses import asdict
 from typing import Any
 
 from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter
+from agents.memory.registry import register_memory
 from agents.memory.state import parse_items
 
 STATE_VERSION = 1
 
 
+@register_memory("working")
 class WorkingMemory:
     """Keeps the last `max_items` items; `build_context` packs the newest ones into the budget.
 

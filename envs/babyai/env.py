@@ -42,7 +42,9 @@ from envs.babyai.view import (
     visible,
 )
 from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, excerpt, invalid_action_message
+from envs.registry import register_env
 from envs.spaces import FreeText
+from envs.babyai.serving import SERVER
 
 MAX_OBS_CHARS = 8_192
 PRIMITIVES: dict[str, int] = {
@@ -115,6 +117,8 @@ def _quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
 
+# step limit: primitive moves; BabyAIBot's longest plans on AgentGym's 40 levels take ~210
+@register_env("babyai", id="agentsim/BabyAI-v0", max_episode_steps=256, server=SERVER)
 class BabyAIEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 

@@ -37,6 +37,7 @@ from envs.coding.published import PublishedTask, UnreproducibleTaskError, check_
 from envs.coding.published.verifier import PublishedGrade, run_verifier
 from envs.coding.published.workspace import materialize, oracle_script, solution_yaml_script
 from envs.coding.sandbox import Limits, PathEscapeError, Sandbox, SandboxError, WorkspaceSnapshot, make_sandbox
+from envs.coding.serving import SERVER
 from envs.coding.tasks import dataset_dirs, load_task, load_task_dir, shipped_tasks
 from envs.coding.tasks.model import AnyTask
 from envs.coding.tools import (
@@ -56,6 +57,7 @@ from envs.coding.tools import create as tool_create
 from envs.coding.tools import str_replace as tool_str_replace
 from envs.coding.tools import view as tool_view
 from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, invalid_action_message
+from envs.registry import register_env
 from envs.spaces import FreeText
 
 DEFAULT_TASK = "example-kv-delete"
@@ -96,6 +98,8 @@ class CodingSnapshot:
     state: _State
 
 
+# every tool call (bash / view / create / str_replace) counts, up to submit
+@register_env("coding", id="agentsim/Coding-v0", max_episode_steps=50, server=SERVER)
 class CodingEnv(gym.Env):
     """A backend-coding task in a sandbox (see the module doc and docs/coding.md)."""
 

@@ -31,7 +31,9 @@ from envs.faulttree.render import render_tree
 from envs.faulttree.rephrase import as_rephraser
 from envs.faulttree.reward import diagnosis_reward, used_retracted_fact
 from envs.faulttree.scenario import hypotheses
+from envs.faulttree.serving import SERVER
 from envs.faulttree.simulator import SimState, UserSimulator, Utterance
+from envs.registry import register_env
 from envs.spaces import FreeText
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,7 @@ class _Episode:
     sim: SimState | None = None
 
 
+@register_env("faulttree", id="agentsim/FaultTree-v0", max_episode_steps=40, server=SERVER)
 class FaultTreeEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 

@@ -25,7 +25,9 @@ import gymnasium as gym
 import numpy as np
 
 from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, excerpt, invalid_action_message
+from envs.registry import register_env
 from envs.spaces import FreeText
+from envs.textcraft.serving import SERVER
 from envs.textcraft.expert import MAX_GET, NoPlan, concrete_item
 from envs.textcraft.expert import expert_action as plan_next
 from envs.textcraft.recipes import Recipe, RecipeBook, display, item_id, load_book
@@ -74,6 +76,8 @@ def eval_goals(book: RecipeBook) -> list[str]:
     return [goals[int(i)] for i in picked]
 
 
+# step limit: the recipe planner's longest goal (netherite block) takes 53
+@register_env("textcraft", id="agentsim/TextCraft-v0", max_episode_steps=60, server=SERVER)
 class TextCraftEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 

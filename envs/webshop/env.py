@@ -23,6 +23,7 @@ import gymnasium as gym
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.contract import MAX_ACTION_CHARS, episode_over_message, invalid_action_message
+from envs.registry import register_env
 from envs.spaces import FreeText
 
 from .actions import Parsed, parse_action
@@ -32,6 +33,7 @@ from .render import MODES, ObservationMode, View, compact_text_rich, render
 from .resources import CatalogSpec, get_shop
 from .reward import RewardBreakdown, compute_reward
 from .search import Backend
+from .serving import SERVER
 from .shop import Page, ShopState, action_templates, available_actions, transition
 from .types import Goal
 
@@ -88,6 +90,7 @@ class Snapshot:
     breakdown: RewardBreakdown | None
 
 
+@register_env("webshop", id="agentsim/WebShop-v0", max_episode_steps=15, server=SERVER)
 class WebShopEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
     # `envs.contract.CompactsObservations`: a text_rich page in fewer tokens (the PRM reads it so)

@@ -14,12 +14,23 @@ node gets one chance to activate each inactive neighbour with probability p
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from societies.config import DiffusionParams
 from societies.env import WAIT, Moves, Scenario, agent_id
-from societies.graphs import SocialGraph
+from societies.graphs import SocialGraph, build_graph
+from societies.keyed import IC_STREAM, stream_key
 from societies.metrics import cascade_stats
 from societies.personas import Persona
+from societies.scenarios import register_scenario
+
+if TYPE_CHECKING:
+    from societies.config import SocietyRunConfig
+    from societies.env import SocietyEnv
+    from societies.rules import Rule
+
 
 SHARE, IGNORE = 1, 2
 POST = "The old river bridge closes for repairs next month; the ferry runs every 20 minutes instead."
@@ -140,3 +151,22 @@ class DiffusionScenario(Scenario):
 
     def agent_outcome(self, i: int) -> tuple[float, bool]:
         return float(self.adopted[i]), bool(self.adopted[i] and self.generation[i] > 0)
+
+
+@register_scenario("diffusion", params=DiffusionParams, shardable=True)
+def build_diffusion(
+    cfg: SocietyRunConfig, d: DiffusionParams, personas: list[Persona] | None
+) -> tuple[SocietyEnv, Rule]:
+    """An independent cascade on the configured graph (Erdos-Renyi by default)."""
+    from societies.env import SocietyEnv
+    from societies.rules import IndependentCascade
+
+    graph = build_graph(cfg.graph, cfg.agents, cfg.seed, default="erdos_renyi")
+    di = DiffusionScenario(
+        graph,
+        n_seeds=d.seeds,
+        personas=personas if personas and len(personas) == graph.n else None,
+        activity=cfg.activity,
+    )
+    ic_key = stream_key(cfg.seed, IC_STREAM) if cfg.keyed_randomness else None
+    return SocietyEnv(di, cfg.rounds), IndependentCascade(d.p, key=ic_key)

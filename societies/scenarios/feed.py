@@ -37,16 +37,24 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from envs.contract import excerpt
+from societies.config import FeedParams
 from societies.env import OBS_CHARS, WAIT, Moves, Scenario, agent_id
-from societies.graphs import SocialGraph, from_edges
+from societies.graphs import SocialGraph, build_graph, from_edges
 from societies.metrics import cascade_stats, partition_modularity
 from societies.personas import Persona
 from societies.recommenders import Recommender, check_recommender, load_recommender
+from societies.scenarios import register_scenario
+
+if TYPE_CHECKING:
+    from societies.config import SocietyRunConfig
+    from societies.env import SocietyEnv
+    from societies.rules import Rule
+
 
 log = logging.getLogger(__name__)
 
@@ -754,3 +762,35 @@ def _csr(pairs: PairSet, n: int) -> tuple[np.ndarray, np.ndarray]:
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(pairs.firsts(), minlength=n), out=indptr[1:])
     return indptr, pairs.seconds()
+
+
+@register_scenario("feed", params=FeedParams)
+def build_feed(cfg: SocietyRunConfig, params: FeedParams, personas: list[Persona] | None) -> tuple[SocietyEnv, Rule]:
+    """The feed: follows start as the social graph; interests are a seeded draw, kept in the personas' traits."""
+    from societies.env import SocietyEnv
+    from societies.rules import FeedRule
+
+    f = params
+    graph = build_graph(cfg.graph, cfg.agents, cfg.seed, default="erdos_renyi")
+    interest = np.random.default_rng([cfg.seed, 0xFE]).integers(0, f.topics, size=graph.n)
+    if personas is not None and len(personas) == graph.n:
+        names = [name for name, _ in topic_table(f.topics)]
+        personas = [
+            p.model_copy(update={"traits": {**p.traits, "interest": names[t]}})
+            for p, t in zip(personas, interest.tolist())
+        ]
+    else:
+        personas = None
+    sc = FeedScenario(
+        graph,
+        recommender=f.recommender,
+        feed_size=f.feed_size,
+        window=f.window,
+        topics=f.topics,
+        n_seeds=min(f.seeds, graph.n),
+        interest=interest,
+        personas=personas,
+        activity=cfg.activity,
+        embedder=f.embedder,
+    )
+    return SocietyEnv(sc, cfg.rounds), FeedRule(f.p_repost, f.p_like, f.p_follow, f.p_post, f.off_topic)

@@ -15,15 +15,24 @@ of (key, round, agent) (`societies.keyed`) instead of the env's generator, so a 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from envs.contract import excerpt
+from societies.config import OpinionParams
 from societies.env import Moves, Scenario, agent_id
-from societies.graphs import SocialGraph
-from societies.keyed import keyed_uniform
+from societies.graphs import SocialGraph, build_graph
+from societies.keyed import PAIRING_STREAM, keyed_uniform, stream_key
 from societies.metrics import cluster_labels, neighbor_assortativity, partition_modularity, polarization
 from societies.personas import Persona
+from societies.scenarios import register_scenario
+
+if TYPE_CHECKING:
+    from societies.config import SocietyRunConfig
+    from societies.env import SocietyEnv
+    from societies.rules import Rule
+
 
 KEEP, COMPROMISE, STATE = 1, 2, 3
 TEMPLATE = "opinion[...]"
@@ -148,3 +157,22 @@ class OpinionScenario(Scenario):
 
     def node_state(self) -> np.ndarray:
         return self.x.copy()
+
+
+@register_scenario("opinion", params=OpinionParams, shardable=True)
+def build_opinion(cfg: SocietyRunConfig, o: OpinionParams, personas: list[Persona] | None) -> tuple[SocietyEnv, Rule]:
+    """Opinion dynamics on the configured graph (complete by default), Deffuant or DeGroot updates."""
+    from societies.env import SocietyEnv
+    from societies.rules import Deffuant, DeGroot
+
+    graph = build_graph(cfg.graph, cfg.agents, cfg.seed, default="complete")
+    rule = Deffuant(o.threshold) if o.model == "deffuant" else DeGroot()
+    op = OpinionScenario(
+        graph,
+        mu=o.mu,
+        personas=personas if personas and len(personas) == graph.n else None,
+        pairing_key=stream_key(cfg.seed, PAIRING_STREAM) if cfg.keyed_randomness else None,
+    )
+    if op.personas is None and cfg.activity < 1:
+        op.activity = np.full(op.n, cfg.activity)
+    return SocietyEnv(op, cfg.rounds), rule

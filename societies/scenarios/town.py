@@ -36,15 +36,23 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.contract import excerpt
+from societies.config import TownParams
 from societies.env import NOOP, WAIT, Moves, Scenario
 from societies.graphs import SocialGraph, from_edges
 from societies.personas import FIRST_NAMES, Persona
+from societies.scenarios import register_scenario
+
+if TYPE_CHECKING:
+    from societies.config import SocietyRunConfig
+    from societies.env import SocietyEnv
+    from societies.rules import Rule
+
 
 GO, TALK, SAY, DO, PLAN = 1, 2, 3, 4, 5
 VERBS = ("go", "talk", "say", "do", "plan")  # move code k is VERBS[k - 1]
@@ -710,3 +718,27 @@ class TownScenario(Scenario):
                 self.names[k]: self.lines[int(self.plan_line[k])] for k in np.flatnonzero(self.plan_line >= 0).tolist()
             },
         }
+
+
+@register_scenario("town", params=TownParams)
+def build_town(cfg: SocietyRunConfig, params: TownParams, personas: list[Persona] | None) -> tuple[SocietyEnv, Rule]:
+    """The small town: its own cast of personas (occupation, home, routine, acquaintances in the traits)."""
+    from societies.env import SocietyEnv
+    from societies.rules import TownRoutine
+
+    t = params
+    sc = TownScenario(
+        town_personas(cfg.agents, cfg.seed, activity=cfg.activity),
+        start_hour=t.start_hour,
+        end_hour=t.end_hour,
+        step_minutes=t.step_minutes,
+        news=t.news,
+        news_keywords=t.news_keywords,
+        informed=t.informed,
+        party_location=t.party_location,
+        party_hour=t.party_hour,
+        party_hours=t.party_hours,
+        max_conversation_turns=t.max_conversation_turns,
+        max_say_chars=t.max_say_chars,
+    )
+    return SocietyEnv(sc, cfg.rounds), TownRoutine(t.talk_cooldown)

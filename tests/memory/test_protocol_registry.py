@@ -6,7 +6,7 @@ from agents.memory import Memory, MemoryItem, MemoryStateError, make_memory, mem
 from agents.memory.composite import CompositeMemory
 from tests.memory.conftest import ScriptedBrain, count_words
 
-ALL = ["working", "summary", "episodic", "reflective", "facts"]
+ALL = ["episodic", "facts", "reflective", "summary", "working"]
 OPTS = {"episodic": {"embedder": "hashing"}}
 
 
@@ -70,7 +70,7 @@ def test_build_context_respects_budget_and_records_injection():
 
 
 def test_unknown_names_and_options_fail_with_choices():
-    with pytest.raises(ValueError, match="valid: working, summary, episodic, reflective, facts"):
+    with pytest.raises(ValueError, match="valid: episodic, facts, reflective, summary, working"):
         make_memory("vector")
     with pytest.raises(ValueError, match="invalid options for episodic"):
         make_memory("episodic", embedder="hashing", half_life=-1)

@@ -102,7 +102,8 @@ def test_auto_perception_follows_the_brain_and_an_explicit_value_wins(monkeypatc
     assert resolved("faulttree", auto, {"turn_style": "full"}) == ("full", 2048)  # the budget was measured compact
     assert resolved("faulttree", {"name": "scripted"}) == ("full", 2048)  # expert data keeps full turns
     assert resolved("faulttree", {"name": "openai"}) == ("full", 2048)
-    assert resolved("faulttree", {"name": "local"}) == ("full", 2048)  # no adapter key: the base model
+    assert resolved("faulttree", {"name": "local", "adapter": None}) == ("full", 2048)  # the base model
+    assert resolved("faulttree", {"name": "local"}) == ("compact", 3072)  # brain=local's defaults: adapter=auto
     assert resolved("faulttree", {"name": "local", "adapter": "/my/lora.gguf"}) == ("full", 2048)
     assert resolved("webshop", auto) == ("compact", 2048)  # the env's listed preference
 

@@ -7,9 +7,11 @@ from typing import Any
 import gymnasium as gym
 
 from envs.contract import action_problem, episode_over_message, excerpt, invalid_action_message
+from envs.registry import register_env
 from envs.spaces import FreeText
 
 
+@register_env("counter", max_episode_steps=12)  # its facts, as a project env declares them
 class CounterEnv(gym.Env):
     """Reach `target` (drawn from the seed) with `inc[1]`, then `stop[]`; reward 1 if the count is right."""
 

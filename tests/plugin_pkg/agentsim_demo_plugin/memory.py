@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from agents.memory.base import MemoryItem, MemoryStateError, TokenCounter
+from agents.memory.registry import register_memory
 
 
+@register_memory("notes", carries_state=True)  # notes persist across episodes
 class NotesMemory:
     """The last `max_notes` items, newest last; no retrieval model."""
 
