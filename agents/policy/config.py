@@ -56,6 +56,17 @@ class PolicyTrainConfig(BaseModel):
     select_seed: int = Field(default=0, ge=0)
     select_temperature: float = Field(default=0.7, ge=0.0)  # the main job's
     threads: int | None = None  # torch threads (default: all cores)
+    # where to train: cpu, cuda, cuda:N, or auto (cuda where torch sees a GPU, else cpu); the same recipe either way.
+    # A GPU that is not there exits 2 with the reason
+    device: str = "cpu"
+    # skip the frozen layers below the first adapted one after a sequence's first pass: their output (the hidden
+    # states entering that layer) depends on the token ids only, so it is computed once and reused every epoch and
+    # evaluation (exact: tests compare logits and gradients with the full forward). false = the full forward always.
+    # Kept in memory up to frozen_cache_memory_mb, then in ${out}/frozen_cache up to frozen_cache_disk_mb (deleted at
+    # the end of the run), then recomputed. ~2.5 KB a token for Gemma 3 270M
+    frozen_cache: bool = True
+    frozen_cache_memory_mb: int = Field(default=2048, ge=0)
+    frozen_cache_disk_mb: int = Field(default=8192, ge=0)
     seed: int = 0
     gguf: bool = True  # convert the best adapter to a llama.cpp GGUF adapter at the end (out/adapter.gguf)
     progress: bool = True

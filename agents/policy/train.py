@@ -20,6 +20,7 @@ import json
 import logging
 import math
 import random
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -33,9 +34,10 @@ from rich.table import Table
 from agents.cli import hydra_command
 from agents.config import validate_config
 from agents.policy.config import PolicyTrainConfig
+from agents.policy.frozen_layers import DecoderPass, FrozenStore
 from agents.policy.hf_model import load_hf_model, tokenize
 from agents.policy.sft_data import Sequence, build_sequences
-from agents.policy.training import is_held_out, seed_everything, write_folder
+from agents.policy.training import is_held_out, resolve_device, seed_everything, write_folder
 
 log = logging.getLogger("agents.train")
 STATE = "trainer_state.pt"
@@ -68,26 +70,32 @@ def attach_lora(model: Any, cfg: PolicyTrainConfig) -> Any:
     return get_peft_model(model, lc)
 
 
-def action_logits(model: Any, seq: Sequence) -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits at the positions that predict the action tokens, and those tokens."""
+def output_logits(model: Any, hidden: torch.Tensor) -> torch.Tensor:
+    """The output layer (and Gemma's logit soft cap) on the given rows of final hidden states only."""
     inner = model.get_base_model()
-    ids = torch.tensor([seq.ids])
-    hidden = inner.model(input_ids=ids).last_hidden_state[0]
-    targets = torch.tensor(seq.targets)
-    logits = inner.lm_head(hidden[targets - 1])  # row p-1 predicts token p
+    logits = inner.lm_head(hidden)
     cap = getattr(inner.config, "final_logit_softcapping", None)
     if cap:
         logits = torch.tanh(logits / cap) * cap
-    return logits, ids[0, targets]
+    return logits
+
+
+def action_logits(model: Any, seq: Sequence, decoder: DecoderPass | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits at the positions that predict the action tokens, and those tokens."""
+    decoder = decoder or DecoderPass(model, None)
+    hidden = decoder.hidden(seq.ids)
+    targets = torch.tensor(seq.targets, device=hidden.device)
+    ids = torch.tensor(seq.ids, device=hidden.device)
+    return output_logits(model, hidden[targets - 1]), ids[targets]  # row p-1 predicts token p
 
 
 @torch.no_grad()
-def evaluate(model: Any, seqs: list[Sequence]) -> dict[str, float]:
+def evaluate(model: Any, seqs: list[Sequence], decoder: DecoderPass | None = None) -> dict[str, float]:
     """Held-out mean token loss, token accuracy, and action accuracy (all of an action's tokens right)."""
     model.eval()
     loss_sum, n_tok, right_tok, actions, right_actions = 0.0, 0, 0, 0, 0
     for s in seqs:
-        logits, gold = action_logits(model, s)
+        logits, gold = action_logits(model, s, decoder)
         loss_sum += float(torch.nn.functional.cross_entropy(logits, gold, reduction="sum"))
         ok = (logits.argmax(-1) == gold).tolist()
         n_tok += len(ok)
@@ -122,6 +130,7 @@ class PolicyTrainer:
         self.out = Path(cfg.out)
         self.console = console or Console(stderr=True)
         self.history: list[dict[str, Any]] = []
+        self.decoder: DecoderPass | None = None  # set when the model is loaded
 
     def _sequences(self) -> tuple[list[Sequence], list[Sequence], dict[str, Any]]:
         cfg = self.cfg
@@ -164,6 +173,7 @@ class PolicyTrainer:
 
     def run(self) -> list[dict[str, Any]]:
         cfg = self.cfg
+        device = resolve_device(cfg.device)  # before any work: a missing GPU is a usage error
         seed_everything(cfg.seed)
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
@@ -179,8 +189,15 @@ class PolicyTrainer:
             len(heldout),
             time.perf_counter() - t0,
         )
-        model = attach_lora(load_hf_model(cfg.model), cfg)
+        model = attach_lora(load_hf_model(cfg.model), cfg).to(device)
         model.train()
+        store = None
+        if cfg.frozen_cache:
+            store = FrozenStore(
+                cfg.frozen_cache_memory_mb << 20, self.out / "frozen_cache", cfg.frozen_cache_disk_mb << 20
+            )
+        self.decoder = DecoderPass(model, store)
+        log.info("training on %s; frozen layers 0..%d computed once per sequence", device, self.decoder.start - 1)
         params = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
         per_epoch = math.ceil(len(train) / cfg.accumulate)
@@ -211,6 +228,8 @@ class PolicyTrainer:
         ]
         start_seq = state["update"] * cfg.accumulate
         train_tokens = 0
+        epoch_tokens: dict[int, int] = {}
+        epoch_seconds: dict[int, float] = {}
         t_train = time.perf_counter()
         with Progress(
             TextColumn("[bold]train"),
@@ -228,11 +247,15 @@ class PolicyTrainer:
                 if k >= len(order):
                     break
                 s = train[order[k]]
-                logits, gold = action_logits(model, s)
+                t_seq = time.perf_counter()
+                logits, gold = action_logits(model, s, self.decoder)
                 loss = torch.nn.functional.cross_entropy(logits, gold)
                 (loss / cfg.accumulate).backward()
                 losses.append(loss.item())
                 train_tokens += len(s.ids)
+                epoch = k // len(train)
+                epoch_tokens[epoch] = epoch_tokens.get(epoch, 0) + len(s.ids)
+                epoch_seconds[epoch] = epoch_seconds.get(epoch, 0.0) + time.perf_counter() - t_seq
                 if (k + 1) % cfg.accumulate and k + 1 < len(order):  # the last update may take fewer sequences
                     continue
                 torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -254,10 +277,23 @@ class PolicyTrainer:
             "train_seconds_this_run": elapsed,
             "train_tokens_per_s": train_tokens / elapsed if elapsed > 0 else 0.0,
             "seconds_per_epoch_estimate": n_tokens / (train_tokens / elapsed) if train_tokens else None,
+            # forward + backward only (no optimiser step or evaluation), per epoch of this run
+            "epoch_train_tokens_per_s": {e: epoch_tokens[e] / epoch_seconds[e] for e in sorted(epoch_tokens)},
+            "device": device,
+            "frozen_layers_skipped": self.decoder.start if store else 0,
+            "frozen_cache": {
+                "hits": store.hits,
+                "misses": store.misses,
+                "memory_mb": store.used_memory / 2**20,
+                "disk_mb": store.used_disk / 2**20,
+            }
+            if store
+            else None,
             "data": stats,
             "history": self.history,
         }
         (self.out / "history.json").write_text(json.dumps(summary, indent=2))
+        shutil.rmtree(self.out / "frozen_cache", ignore_errors=True)
         if cfg.gguf and (self.out / "best").exists():
             from agents.policy.gguf_adapter import convert_peft_to_gguf
 
@@ -271,7 +307,7 @@ class PolicyTrainer:
         self, model: Any, opt: torch.optim.Optimizer, state: dict[str, Any], heldout: list[Sequence], train_loss: float
     ) -> None:
         cfg = self.cfg
-        metrics = evaluate(model, heldout) if heldout else {}
+        metrics = evaluate(model, heldout, self.decoder) if heldout else {}
         row = {"update": state["update"], "train_loss": train_loss, **{f"heldout_{k}": v for k, v in metrics.items()}}
         # the brain ranks actions by their mean token log-likelihood, so held-out loss on actions is the
         # quantity it acts on; greedy action accuracy (every token the argmax) is reported beside it
