@@ -45,6 +45,13 @@ class PolicyTrainConfig(BaseModel):
     epochs: int = Field(default=1, ge=1)
     accumulate: int = Field(default=4, ge=1)  # sequences per optimiser update
     max_updates: int | None = Field(default=None, ge=1)
+    # train what the brain does: at each ranked step (the candidates recorded in the step, the label the SFT data uses:
+    # the teacher's where relabeled) every candidate is scored as LocalBrain ranks it, the mean log-prob of its own
+    # tokens after the step prompt, and a softmax cross-entropy over the candidates pushes the label up. Added to the
+    # token-level SFT loss with this weight (0 = SFT only). The candidates ride along the episode's one forward as
+    # short branches (agents/policy/choices.py), so the prompt is never recomputed
+    listwise_weight: float = Field(default=0.0, ge=0.0)
+    eval_choices: bool = True  # held-out choice accuracy (the brain's greedy pick is the label) at every evaluation
     eval_every: int = Field(default=20, ge=1)  # updates between held-out evaluations and checkpoints
     # pick best/ by playing: mean final reward of `select_episodes` goals of each `select_envs` env (the same seeds
     # at every evaluation), the checkpoint served by llama.cpp as the brain serves it; 0 = by held-out action loss

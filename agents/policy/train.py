@@ -33,6 +33,7 @@ from rich.table import Table
 
 from agents.cli import hydra_command
 from agents.config import validate_config
+from agents.policy.choices import Packed, branch_masks, choice_scores, listwise_loss, pack
 from agents.policy.config import PolicyTrainConfig
 from agents.policy.frozen_layers import DecoderPass, FrozenStore
 from agents.policy.hf_model import load_hf_model, tokenize
@@ -80,22 +81,68 @@ def output_logits(model: Any, hidden: torch.Tensor) -> torch.Tensor:
     return logits
 
 
-def action_logits(model: Any, seq: Sequence, decoder: DecoderPass | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def sequence_hidden(decoder: DecoderPass, seq: Sequence, with_choices: bool) -> tuple[torch.Tensor, Packed | None]:
+    """Final hidden states of a sequence, with its choices' candidates packed in as branches when asked."""
+    if not (with_choices and seq.choices):
+        return decoder.hidden(seq.ids), None
+    packed = pack(seq.ids, seq.choices)
+    window = getattr(decoder.decoder.config, "sliding_window", None)
+    masks = branch_masks(packed, window, decoder.device)
+    return decoder.hidden(packed.ids, positions=packed.positions, masks=masks), packed
+
+
+def action_logits(
+    model: Any, seq: Sequence, decoder: DecoderPass | None = None, hidden: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits at the positions that predict the action tokens, and those tokens."""
-    decoder = decoder or DecoderPass(model, None)
-    hidden = decoder.hidden(seq.ids)
+    if hidden is None:
+        hidden = (decoder or DecoderPass(model, None)).hidden(seq.ids)
     targets = torch.tensor(seq.targets, device=hidden.device)
     ids = torch.tensor(seq.ids, device=hidden.device)
     return output_logits(model, hidden[targets - 1]), ids[targets]  # row p-1 predicts token p
 
 
+def sequence_loss(
+    model: Any, seq: Sequence, decoder: DecoderPass, listwise_weight: float
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Token-level SFT on the action tokens, plus `listwise_weight` x the listwise loss over the ranked steps."""
+    use_choices = listwise_weight > 0 and bool(seq.choices)
+    hidden, packed = sequence_hidden(decoder, seq, use_choices)
+    parts: dict[str, float] = {}
+    loss = hidden.new_zeros(())
+    if seq.targets:
+        logits, gold = action_logits(model, seq, hidden=hidden)
+        sft = torch.nn.functional.cross_entropy(logits, gold)
+        parts["sft"] = sft.item()
+        loss = loss + sft
+    if use_choices and packed is not None:
+        scores = choice_scores(hidden, packed, seq.choices, lambda h: output_logits(model, h))
+        lw = listwise_loss(scores, seq.choices)
+        parts["listwise"] = lw.item()
+        loss = loss + listwise_weight * lw
+    return loss, parts
+
+
 @torch.no_grad()
 def evaluate(model: Any, seqs: list[Sequence], decoder: DecoderPass | None = None) -> dict[str, float]:
-    """Held-out mean token loss, token accuracy, and action accuracy (all of an action's tokens right)."""
+    """Held-out mean token loss, token accuracy, and action accuracy (all of an action's tokens right); where the
+    sequences carry ranked steps, also choice accuracy (the label has the best mean log-prob among the candidates:
+    what the brain picks at temperature 0) and the listwise loss."""
     model.eval()
+    decoder = decoder or DecoderPass(model, None)
     loss_sum, n_tok, right_tok, actions, right_actions = 0.0, 0, 0, 0, 0
+    n_choices, right_choices, choice_loss = 0, 0, 0.0
     for s in seqs:
-        logits, gold = action_logits(model, s, decoder)
+        hidden, packed = sequence_hidden(decoder, s, True)
+        if packed is not None:
+            scores = choice_scores(hidden, packed, s.choices, lambda h: output_logits(model, h))
+            for sc, ch in zip(scores, s.choices):
+                n_choices += 1
+                right_choices += int(sc.argmax()) == ch.label
+                choice_loss += float(torch.nn.functional.cross_entropy(sc[None], torch.tensor([ch.label])))
+        if not s.targets:
+            continue
+        logits, gold = action_logits(model, s, hidden=hidden)
         loss_sum += float(torch.nn.functional.cross_entropy(logits, gold, reduction="sum"))
         ok = (logits.argmax(-1) == gold).tolist()
         n_tok += len(ok)
@@ -114,12 +161,16 @@ def evaluate(model: Any, seqs: list[Sequence], decoder: DecoderPass | None = Non
             actions += 1
             right_actions += all(run)
     model.train()
-    return {
+    out = {
         "loss": loss_sum / max(1, n_tok),
         "token_acc": right_tok / max(1, n_tok),
         "action_acc": right_actions / max(1, actions),
         "actions": float(actions),
     }
+    if n_choices:
+        out |= {"choice_acc": right_choices / n_choices, "listwise_loss": choice_loss / n_choices}
+        out["choices"] = float(n_choices)
+    return out
 
 
 class PolicyTrainer:
@@ -144,6 +195,7 @@ class PolicyTrainer:
             max_len=cfg.max_len,
             max_episodes=cfg.max_episodes,
             max_steps=cfg.max_steps,
+            choices=cfg.listwise_weight > 0 or cfg.eval_choices,
         )
         seqs: list[Sequence] = []
         stats: dict[str, Any] = {}
@@ -157,6 +209,13 @@ class PolicyTrainer:
             train = seqs
         else:
             train, heldout = split_heldout(seqs, cfg.eval_fraction, cfg.seed)
+        if cfg.listwise_weight == 0:  # ranked steps only evaluated: train exactly today's token-level SFT
+            for s in train:
+                s.choices = []
+            train = [s for s in train if s.targets]
+        if not cfg.eval_choices:
+            for s in heldout:
+                s.choices = []
         if not train:
             raise ValueError(
                 f"no training sequences in {cfg.data}: every episode was filtered out (success_only="
@@ -230,6 +289,9 @@ class PolicyTrainer:
         train_tokens = 0
         epoch_tokens: dict[int, int] = {}
         epoch_seconds: dict[int, float] = {}
+        epoch_cpu: dict[
+            int, float
+        ] = {}  # CPU seconds of this process: what the work cost, whatever else shares the cores
         t_train = time.perf_counter()
         with Progress(
             TextColumn("[bold]train"),
@@ -243,19 +305,23 @@ class PolicyTrainer:
         ) as bar:
             task = bar.add_task("train", total=total, completed=state["update"], loss="-")
             losses: list[float] = []
+            part_losses: dict[str, list[float]] = {}
             for k in range(start_seq, total * cfg.accumulate):
                 if k >= len(order):
                     break
                 s = train[order[k]]
-                t_seq = time.perf_counter()
-                logits, gold = action_logits(model, s, self.decoder)
-                loss = torch.nn.functional.cross_entropy(logits, gold)
-                (loss / cfg.accumulate).backward()
+                t_seq, c_seq = time.perf_counter(), time.process_time()
+                loss, parts = sequence_loss(model, s, self.decoder, cfg.listwise_weight)
+                if loss.requires_grad:
+                    (loss / cfg.accumulate).backward()
                 losses.append(loss.item())
+                for name, v in parts.items():
+                    part_losses.setdefault(name, []).append(v)
                 train_tokens += len(s.ids)
                 epoch = k // len(train)
                 epoch_tokens[epoch] = epoch_tokens.get(epoch, 0) + len(s.ids)
                 epoch_seconds[epoch] = epoch_seconds.get(epoch, 0.0) + time.perf_counter() - t_seq
+                epoch_cpu[epoch] = epoch_cpu.get(epoch, 0.0) + time.process_time() - c_seq
                 if (k + 1) % cfg.accumulate and k + 1 < len(order):  # the last update may take fewer sequences
                     continue
                 torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -265,7 +331,8 @@ class PolicyTrainer:
                 state["update"] += 1
                 bar.update(task, advance=1, loss=f"{np.mean(losses[-cfg.accumulate * 5 :]):.3f}")
                 if state["update"] % cfg.eval_every == 0 or state["update"] == total:
-                    self._checkpoint(model, opt, state, heldout, float(np.mean(losses[-cfg.accumulate * 5 :])))
+                    recent = {k: float(np.mean(v[-cfg.accumulate * 5 :])) for k, v in part_losses.items()}
+                    self._checkpoint(model, opt, state, heldout, float(np.mean(losses[-cfg.accumulate * 5 :])), recent)
         elapsed = time.perf_counter() - t_train
         summary = {
             "train_sequences": len(train),
@@ -279,6 +346,9 @@ class PolicyTrainer:
             "seconds_per_epoch_estimate": n_tokens / (train_tokens / elapsed) if train_tokens else None,
             # forward + backward only (no optimiser step or evaluation), per epoch of this run
             "epoch_train_tokens_per_s": {e: epoch_tokens[e] / epoch_seconds[e] for e in sorted(epoch_tokens)},
+            "epoch_train_tokens_per_cpu_s": {
+                e: epoch_tokens[e] / max(epoch_cpu[e], 1e-9) for e in sorted(epoch_tokens)
+            },
             "device": device,
             "frozen_layers_skipped": self.decoder.start if store else 0,
             "frozen_cache": {
@@ -304,11 +374,22 @@ class PolicyTrainer:
         return self.history
 
     def _checkpoint(
-        self, model: Any, opt: torch.optim.Optimizer, state: dict[str, Any], heldout: list[Sequence], train_loss: float
+        self,
+        model: Any,
+        opt: torch.optim.Optimizer,
+        state: dict[str, Any],
+        heldout: list[Sequence],
+        train_loss: float,
+        parts: dict[str, float] | None = None,
     ) -> None:
         cfg = self.cfg
         metrics = evaluate(model, heldout, self.decoder) if heldout else {}
-        row = {"update": state["update"], "train_loss": train_loss, **{f"heldout_{k}": v for k, v in metrics.items()}}
+        row = {
+            "update": state["update"],
+            "train_loss": train_loss,
+            **{f"train_{k}": v for k, v in (parts or {}).items()},
+        }
+        row |= {f"heldout_{k}": v for k, v in metrics.items()}
         # the brain ranks actions by their mean token log-likelihood, so held-out loss on actions is the
         # quantity it acts on; greedy action accuracy (every token the argmax) is reported beside it
         score = -metrics["loss"] if metrics else -train_loss
@@ -341,7 +422,7 @@ class PolicyTrainer:
 
 def history_table(history: list[dict[str, Any]]) -> Table:
     table = Table(title="policy training")
-    cols = ["update", "train_loss", "heldout_loss", "heldout_token_acc", "heldout_action_acc", "heldout_reward"]
+    cols = ["update", "train_loss", "heldout_loss", "heldout_action_acc", "heldout_choice_acc", "heldout_reward"]
     for c in cols:
         table.add_column(c, justify="right")
     for row in history:
