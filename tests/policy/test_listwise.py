@@ -77,43 +77,46 @@ def test_packed_candidates_score_exactly_as_separate_forwards(model, store):
     prompt + candidate gives, also past Gemma 3's 512-token sliding window, with and without the frozen cache."""
     from agents.brains.chat_templates import TEMPLATES
     from agents.core.agent import CHOOSE_PREFIX
-    from agents.policy.choices import step_choice
+    from agents.policy.choices import choice_scores, step_choice
     from agents.policy.frozen_layers import DecoderPass, FrozenStore
     from agents.policy.hf_model import tokenize
     from agents.policy.sft_data import Sequence, build_sequences, read_episodes, step_tokens
     from agents.policy.train import output_logits, sequence_hidden
 
+    fmt = TEMPLATES["gemma"][0]
     seqs, stats = build_sequences([store], tokenize, choices=True)
-    assert stats["choices"] == sum(len(ep.steps) for ep in read_episodes([store]))  # every expert step is ranked
-    ep = next(iter(read_episodes([store])))
-    seq = seqs[0]
+    episodes = list(read_episodes([store]))
+    assert stats["choices"] == sum(len(ep.steps) for ep in episodes)  # every expert step is ranked
+    k = min(range(len(episodes)), key=lambda i: len(episodes[i].steps))
+    ep, seq = episodes[k], seqs[k]
     assert len(seq.choices) == len(ep.steps)
-    # a long step: the episode's last prompt behind a 600-token observation
-    msgs = [dict(m) for m in ep.steps[-1].messages]
-    msgs[1]["content"] = " ".join(f"room {i} is empty." for i in range(150)) + "\n" + msgs[1]["content"]
+    # a long step: the episode's last prompt behind a 400-token observation, two of its candidates
     step = ep.steps[-1]
+    msgs = [dict(m) for m in step.messages]
+    msgs[1]["content"] = " ".join(f"room {i} is empty." for i in range(70)) + "\n" + msgs[1]["content"]
     full, own = step_tokens(msgs, step.action, tokenize)
-    assert own > 600
-    texts = [c.text for c in step.candidates]
-    long_choice = step_choice(TEMPLATES["gemma"][0](msgs), CHOOSE_PREFIX, full[:own], texts, step.action, tokenize)
+    assert own > 520  # past the window
+    texts = [c.text for c in step.candidates if c.text == step.action or not c.text.startswith("say")][:2]
+    long_choice = step_choice(fmt(msgs), CHOOSE_PREFIX, full[:own], texts, step.action, tokenize)
     long = Sequence(full, list(range(own, len(full))), "long", [long_choice])
-    from agents.policy.choices import choice_scores
-
-    for decoder in (DecoderPass(model, None), DecoderPass(model, FrozenStore(1 << 30))):
-        for s, steps, message_sets in ((seq, ep.steps, None), (long, [step], [msgs])):
-            for _ in range(2):  # the second time from the frozen cache
+    cases = [
+        (seq, [(fmt(st.messages), [c.text for c in st.candidates], st.action) for st in ep.steps[:2]]),
+        (long, [(fmt(msgs), texts, step.action)]),
+    ]
+    wants = [[brain_scores(model, prompt, cands) for prompt, cands, _ in steps] for _, steps in cases]
+    cached = DecoderPass(model, FrozenStore(1 << 30))
+    for decoder, passes in ((DecoderPass(model, None), 1), (cached, 2)):  # the second pass from the frozen cache
+        for (s, steps), want in zip(cases, wants):
+            for _ in range(passes):
                 hidden, packed = sequence_hidden(decoder, s, True)
                 with torch.no_grad():
                     got = choice_scores(hidden, packed, s.choices, lambda h: output_logits(model, h))
-                for i, (st, ch, sc) in enumerate(zip(steps, s.choices, got)):
-                    prompt = TEMPLATES["gemma"][0](message_sets[i] if message_sets else st.messages)
-                    want = brain_scores(model, prompt, [c.text for c in st.candidates])
-                    assert torch.allclose(sc.detach(), want, atol=2e-4), (sc, want)
-                    assert st.candidates[ch.label].text == st.action
-                # the main sequence's rows are untouched by the branches: SFT logits as without them
-                plain = decoder.hidden(s.ids)
-                assert torch.allclose(hidden[: len(s.ids)], plain, atol=1e-4)
-    assert decoder.store is not None and decoder.store.hits == 4
+                for (_, cands, action), ch, sc, w in zip(steps, s.choices, got, want):
+                    assert torch.allclose(sc.detach(), w, atol=2e-4), (sc, w)
+                    assert cands[ch.label] == action
+        if decoder is not cached:  # the main sequence's rows are untouched by the branches: SFT logits as without
+            assert torch.allclose(hidden[: len(long.ids)], decoder.hidden(long.ids), atol=1e-4)
+    assert cached.store is not None and cached.store.hits == 2
 
 
 def test_listwise_updates_lift_the_experts_candidate(model, store):
