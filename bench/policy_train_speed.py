@@ -34,7 +34,7 @@ def expert_store(folder: Path, episodes: int, seed: int) -> Path:
     return folder
 
 
-def train_once(store: Path, out: Path, frozen_cache: bool, args: argparse.Namespace) -> dict[str, Any]:
+def train_once(store: Path, out: Path, frozen_cache: bool, args: argparse.Namespace, **over: Any) -> dict[str, Any]:
     from agents.policy.train import train
 
     cfg = {
@@ -50,7 +50,7 @@ def train_once(store: Path, out: Path, frozen_cache: bool, args: argparse.Namesp
     }
     if args.threads:
         cfg["threads"] = args.threads
-    train(cfg)
+    train({**cfg, **over})
     return json.loads((out / "history.json").read_text())
 
 
@@ -123,9 +123,9 @@ def main() -> None:
     for c in ("round", "epoch", "full forward", "frozen cache", "ratio", "per CPU-s: full", "cached", "ratio"):
         table.add_column(c, justify="right")
     for x in rows:
-        cpu = [f"{x['full_forward_per_cpu_s']:.0f}", f"{x['frozen_cache_per_cpu_s']:.0f}", f"{x['cpu_ratio']:.2f}x"]
-        if x["epoch"] == "all":
-            cpu = ["", "", ""]
+        cpu = ["", "", ""]
+        if x["epoch"] != "all":
+            cpu = [f"{x['full_forward_per_cpu_s']:.0f}", f"{x['frozen_cache_per_cpu_s']:.0f}", f"{x['cpu_ratio']:.2f}x"]
         table.add_row(str(x["round"]), str(x["epoch"]), f"{x['full_forward']:.1f}", f"{x['frozen_cache']:.1f}",
                       f"{x['ratio']:.2f}x", *cpu)  # fmt: skip
     console = Console()
