@@ -139,7 +139,9 @@ def evaluate(model: Any, seqs: list[Sequence], decoder: DecoderPass | None = Non
             for sc, ch in zip(scores, s.choices):
                 n_choices += 1
                 right_choices += int(sc.argmax()) == ch.label
-                choice_loss += float(torch.nn.functional.cross_entropy(sc[None], torch.tensor([ch.label])))
+                choice_loss += float(
+                    torch.nn.functional.cross_entropy(sc[None], torch.tensor([ch.label], device=sc.device))
+                )
         if not s.targets:
             continue
         logits, gold = action_logits(model, s, hidden=hidden)
