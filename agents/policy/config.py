@@ -45,6 +45,13 @@ class PolicyTrainConfig(BaseModel):
     epochs: int = Field(default=1, ge=1)
     accumulate: int = Field(default=4, ge=1)  # sequences per optimiser update
     max_updates: int | None = Field(default=None, ge=1)
+    # train what the brain does: at each ranked step (the candidates recorded in the step, the label the SFT data uses:
+    # the teacher's where relabeled) every candidate is scored as LocalBrain ranks it, the mean log-prob of its own
+    # tokens after the step prompt, and a softmax cross-entropy over the candidates pushes the label up. Added to the
+    # token-level SFT loss with this weight (0 = SFT only). The candidates ride along the episode's one forward as
+    # short branches (agents/policy/choices.py), so the prompt is never recomputed
+    listwise_weight: float = Field(default=0.0, ge=0.0)
+    eval_choices: bool = True  # held-out choice accuracy (the brain's greedy pick is the label) at every evaluation
     eval_every: int = Field(default=20, ge=1)  # updates between held-out evaluations and checkpoints
     # pick best/ by playing: mean final reward of `select_episodes` goals of each `select_envs` env (the same seeds
     # at every evaluation), the checkpoint served by llama.cpp as the brain serves it; 0 = by held-out action loss
@@ -56,6 +63,17 @@ class PolicyTrainConfig(BaseModel):
     select_seed: int = Field(default=0, ge=0)
     select_temperature: float = Field(default=0.7, ge=0.0)  # the main job's
     threads: int | None = None  # torch threads (default: all cores)
+    # where to train: cpu, cuda, cuda:N, or auto (cuda where torch sees a GPU, else cpu); the same recipe either way.
+    # A GPU that is not there exits 2 with the reason
+    device: str = "cpu"
+    # skip the frozen layers below the first adapted one after a sequence's first pass: their output (the hidden
+    # states entering that layer) depends on the token ids only, so it is computed once and reused every epoch and
+    # evaluation (exact: tests compare logits and gradients with the full forward). false = the full forward always.
+    # Kept in memory up to frozen_cache_memory_mb, then in ${out}/frozen_cache up to frozen_cache_disk_mb (deleted at
+    # the end of the run), then recomputed. ~2.5 KB a token for Gemma 3 270M
+    frozen_cache: bool = True
+    frozen_cache_memory_mb: int = Field(default=2048, ge=0)
+    frozen_cache_disk_mb: int = Field(default=8192, ge=0)
     seed: int = 0
     gguf: bool = True  # convert the best adapter to a llama.cpp GGUF adapter at the end (out/adapter.gguf)
     progress: bool = True

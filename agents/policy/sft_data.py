@@ -18,6 +18,7 @@ from pathlib import Path
 from agents.brains.chat_templates import TEMPLATES
 from agents.brains.local import common_prefix, scoring_texts
 from agents.core.agent import CHOOSE_PREFIX
+from agents.policy.choices import Choice, step_choice
 from agents.trajectories.schema import EpisodeRecord
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class Sequence:
     ids: list[int]
     targets: list[int] = field(default_factory=list)
     source: str = ""  # episode id(s), for reporting
+    choices: list[Choice] = field(default_factory=list)  # ranked steps inside it (built only when asked)
 
     @property
     def n_targets(self) -> int:
@@ -67,13 +69,20 @@ def step_tokens(
 
 
 def episode_sequences(
-    ep: EpisodeRecord, tokenize: Callable[[str], list[int]], *, max_len: int = 2048, template: str = "gemma"
+    ep: EpisodeRecord,
+    tokenize: Callable[[str], list[int]],
+    *,
+    max_len: int = 2048,
+    template: str = "gemma",
+    choices: bool = False,
 ) -> list[Sequence]:
     """Pack one episode's acted steps into as few sequences as the prompts' shared prefixes allow.
 
     A relabeled episode (`meta["teacher_actions"]`, from `agents.policy.relabel`) trains the student's action only
     where the teacher chose it too; where the teacher chose another, that step's prompt with the teacher's action is
     a sequence of its own, and the packed sequence carries the student's action on as context, untrained.
+    With `choices`, every step whose recorded candidates include its label (the teacher's where there is one) also
+    becomes a `Choice` on the sequence holding its prompt, for the listwise loss (`agents.policy.choices`).
     """
     labels = ep.meta.get(TEACHER_KEY)
     if labels is not None and len(labels) != len(ep.steps):
@@ -95,11 +104,17 @@ def episode_sequences(
         else:
             cur = Sequence(full, targets, ep.episode_id)
             out.append(cur)
+        if choices and label and step.candidates:
+            fmt, _ = TEMPLATES[template]
+            texts = [c.text for c in step.candidates]
+            choice = step_choice(fmt(step.messages), CHOOSE_PREFIX, full[:own], texts, label, tokenize)
+            if choice is not None:
+                cur.choices.append(choice)
         if label and label != step.action:
             ids, start = step_tokens(step.messages, label, tokenize, template)
             if len(ids) <= max_len:
                 out.append(Sequence(ids, list(range(start, len(ids))), f"{ep.episode_id}@{i}"))
-    return [s for s in out if s.targets]
+    return [s for s in out if s.targets or s.choices]
 
 
 def rejected_because(
@@ -126,6 +141,7 @@ def build_sequences(
     max_len: int = 2048,
     max_episodes: int | None = None,
     max_steps: int | None = None,
+    choices: bool = False,
 ) -> tuple[list[Sequence], dict[str, int]]:
     """Sequences from every episode of the stores the keep rule keeps, and counts of what was kept and why not."""
     seqs: list[Sequence] = []
@@ -138,13 +154,16 @@ def build_sequences(
             continue
         if max_episodes is not None and stats["kept"] >= max_episodes:
             continue
-        got = episode_sequences(ep, tokenize, max_len=max_len)
+        got = episode_sequences(ep, tokenize, max_len=max_len, choices=choices)
         if got:
             stats["kept"] += 1
             seqs.extend(got)
     stats["sequences"] = len(seqs)
     stats["target_tokens"] = sum(s.n_targets for s in seqs)
     stats["tokens"] = sum(len(s.ids) for s in seqs)
+    if choices:
+        stats["choices"] = sum(len(s.choices) for s in seqs)
+        stats["candidate_tokens"] = sum(len(c) for s in seqs for ch in s.choices for c in ch.conts)
     return seqs, stats
 
 

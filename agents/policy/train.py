@@ -20,6 +20,7 @@ import json
 import logging
 import math
 import random
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,12 @@ from rich.table import Table
 
 from agents.cli import hydra_command
 from agents.config import validate_config
+from agents.policy.choices import Packed, branch_masks, choice_scores, listwise_loss, pack
 from agents.policy.config import PolicyTrainConfig
+from agents.policy.frozen_layers import DecoderPass, FrozenStore
 from agents.policy.hf_model import load_hf_model, tokenize
 from agents.policy.sft_data import Sequence, build_sequences
-from agents.policy.training import is_held_out, seed_everything, write_folder
+from agents.policy.training import is_held_out, resolve_device, seed_everything, write_folder
 
 log = logging.getLogger("agents.train")
 STATE = "trainer_state.pt"
@@ -68,26 +71,80 @@ def attach_lora(model: Any, cfg: PolicyTrainConfig) -> Any:
     return get_peft_model(model, lc)
 
 
-def action_logits(model: Any, seq: Sequence) -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits at the positions that predict the action tokens, and those tokens."""
+def output_logits(model: Any, hidden: torch.Tensor) -> torch.Tensor:
+    """The output layer (and Gemma's logit soft cap) on the given rows of final hidden states only."""
     inner = model.get_base_model()
-    ids = torch.tensor([seq.ids])
-    hidden = inner.model(input_ids=ids).last_hidden_state[0]
-    targets = torch.tensor(seq.targets)
-    logits = inner.lm_head(hidden[targets - 1])  # row p-1 predicts token p
+    logits = inner.lm_head(hidden)
     cap = getattr(inner.config, "final_logit_softcapping", None)
     if cap:
         logits = torch.tanh(logits / cap) * cap
-    return logits, ids[0, targets]
+    return logits
+
+
+def sequence_hidden(decoder: DecoderPass, seq: Sequence, with_choices: bool) -> tuple[torch.Tensor, Packed | None]:
+    """Final hidden states of a sequence, with its choices' candidates packed in as branches when asked."""
+    if not (with_choices and seq.choices):
+        return decoder.hidden(seq.ids), None
+    packed = pack(seq.ids, seq.choices)
+    window = getattr(decoder.decoder.config, "sliding_window", None)
+    masks = branch_masks(packed, window, decoder.device)
+    return decoder.hidden(packed.ids, positions=packed.positions, masks=masks), packed
+
+
+def action_logits(
+    model: Any, seq: Sequence, decoder: DecoderPass | None = None, hidden: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits at the positions that predict the action tokens, and those tokens."""
+    if hidden is None:
+        hidden = (decoder or DecoderPass(model, None)).hidden(seq.ids)
+    targets = torch.tensor(seq.targets, device=hidden.device)
+    ids = torch.tensor(seq.ids, device=hidden.device)
+    return output_logits(model, hidden[targets - 1]), ids[targets]  # row p-1 predicts token p
+
+
+def sequence_loss(
+    model: Any, seq: Sequence, decoder: DecoderPass, listwise_weight: float
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Token-level SFT on the action tokens, plus `listwise_weight` x the listwise loss over the ranked steps."""
+    use_choices = listwise_weight > 0 and bool(seq.choices)
+    hidden, packed = sequence_hidden(decoder, seq, use_choices)
+    parts: dict[str, float] = {}
+    loss = hidden.new_zeros(())
+    if seq.targets:
+        logits, gold = action_logits(model, seq, hidden=hidden)
+        sft = torch.nn.functional.cross_entropy(logits, gold)
+        parts["sft"] = sft.item()
+        loss = loss + sft
+    if use_choices and packed is not None:
+        scores = choice_scores(hidden, packed, seq.choices, lambda h: output_logits(model, h))
+        lw = listwise_loss(scores, seq.choices)
+        parts["listwise"] = lw.item()
+        loss = loss + listwise_weight * lw
+    return loss, parts
 
 
 @torch.no_grad()
-def evaluate(model: Any, seqs: list[Sequence]) -> dict[str, float]:
-    """Held-out mean token loss, token accuracy, and action accuracy (all of an action's tokens right)."""
+def evaluate(model: Any, seqs: list[Sequence], decoder: DecoderPass | None = None) -> dict[str, float]:
+    """Held-out mean token loss, token accuracy, and action accuracy (all of an action's tokens right); where the
+    sequences carry ranked steps, also choice accuracy (the label has the best mean log-prob among the candidates:
+    what the brain picks at temperature 0) and the listwise loss."""
     model.eval()
+    decoder = decoder or DecoderPass(model, None)
     loss_sum, n_tok, right_tok, actions, right_actions = 0.0, 0, 0, 0, 0
+    n_choices, right_choices, choice_loss = 0, 0, 0.0
     for s in seqs:
-        logits, gold = action_logits(model, s)
+        hidden, packed = sequence_hidden(decoder, s, True)
+        if packed is not None:
+            scores = choice_scores(hidden, packed, s.choices, lambda h: output_logits(model, h))
+            for sc, ch in zip(scores, s.choices):
+                n_choices += 1
+                right_choices += int(sc.argmax()) == ch.label
+                choice_loss += float(
+                    torch.nn.functional.cross_entropy(sc[None], torch.tensor([ch.label], device=sc.device))
+                )
+        if not s.targets:
+            continue
+        logits, gold = action_logits(model, s, hidden=hidden)
         loss_sum += float(torch.nn.functional.cross_entropy(logits, gold, reduction="sum"))
         ok = (logits.argmax(-1) == gold).tolist()
         n_tok += len(ok)
@@ -106,12 +163,16 @@ def evaluate(model: Any, seqs: list[Sequence]) -> dict[str, float]:
             actions += 1
             right_actions += all(run)
     model.train()
-    return {
+    out = {
         "loss": loss_sum / max(1, n_tok),
         "token_acc": right_tok / max(1, n_tok),
         "action_acc": right_actions / max(1, actions),
         "actions": float(actions),
     }
+    if n_choices:
+        out |= {"choice_acc": right_choices / n_choices, "listwise_loss": choice_loss / n_choices}
+        out["choices"] = float(n_choices)
+    return out
 
 
 class PolicyTrainer:
@@ -122,6 +183,7 @@ class PolicyTrainer:
         self.out = Path(cfg.out)
         self.console = console or Console(stderr=True)
         self.history: list[dict[str, Any]] = []
+        self.decoder: DecoderPass | None = None  # set when the model is loaded
 
     def _sequences(self) -> tuple[list[Sequence], list[Sequence], dict[str, Any]]:
         cfg = self.cfg
@@ -135,6 +197,7 @@ class PolicyTrainer:
             max_len=cfg.max_len,
             max_episodes=cfg.max_episodes,
             max_steps=cfg.max_steps,
+            choices=cfg.listwise_weight > 0 or cfg.eval_choices,
         )
         seqs: list[Sequence] = []
         stats: dict[str, Any] = {}
@@ -148,6 +211,13 @@ class PolicyTrainer:
             train = seqs
         else:
             train, heldout = split_heldout(seqs, cfg.eval_fraction, cfg.seed)
+        if cfg.listwise_weight == 0:  # ranked steps only evaluated: train exactly today's token-level SFT
+            for s in train:
+                s.choices = []
+            train = [s for s in train if s.targets]
+        if not cfg.eval_choices:
+            for s in heldout:
+                s.choices = []
         if not train:
             raise ValueError(
                 f"no training sequences in {cfg.data}: every episode was filtered out (success_only="
@@ -164,6 +234,7 @@ class PolicyTrainer:
 
     def run(self) -> list[dict[str, Any]]:
         cfg = self.cfg
+        device = resolve_device(cfg.device)  # before any work: a missing GPU is a usage error
         seed_everything(cfg.seed)
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
@@ -179,8 +250,15 @@ class PolicyTrainer:
             len(heldout),
             time.perf_counter() - t0,
         )
-        model = attach_lora(load_hf_model(cfg.model), cfg)
+        model = attach_lora(load_hf_model(cfg.model), cfg).to(device)
         model.train()
+        store = None
+        if cfg.frozen_cache:
+            store = FrozenStore(
+                cfg.frozen_cache_memory_mb << 20, self.out / "frozen_cache", cfg.frozen_cache_disk_mb << 20
+            )
+        self.decoder = DecoderPass(model, store)
+        log.info("training on %s; frozen layers 0..%d computed once per sequence", device, self.decoder.start - 1)
         params = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
         per_epoch = math.ceil(len(train) / cfg.accumulate)
@@ -211,6 +289,11 @@ class PolicyTrainer:
         ]
         start_seq = state["update"] * cfg.accumulate
         train_tokens = 0
+        epoch_tokens: dict[int, int] = {}
+        epoch_seconds: dict[int, float] = {}
+        epoch_cpu: dict[
+            int, float
+        ] = {}  # CPU seconds of this process: what the work cost, whatever else shares the cores
         t_train = time.perf_counter()
         with Progress(
             TextColumn("[bold]train"),
@@ -224,15 +307,23 @@ class PolicyTrainer:
         ) as bar:
             task = bar.add_task("train", total=total, completed=state["update"], loss="-")
             losses: list[float] = []
+            part_losses: dict[str, list[float]] = {}
             for k in range(start_seq, total * cfg.accumulate):
                 if k >= len(order):
                     break
                 s = train[order[k]]
-                logits, gold = action_logits(model, s)
-                loss = torch.nn.functional.cross_entropy(logits, gold)
-                (loss / cfg.accumulate).backward()
+                t_seq, c_seq = time.perf_counter(), time.process_time()
+                loss, parts = sequence_loss(model, s, self.decoder, cfg.listwise_weight)
+                if loss.requires_grad:
+                    (loss / cfg.accumulate).backward()
                 losses.append(loss.item())
+                for name, v in parts.items():
+                    part_losses.setdefault(name, []).append(v)
                 train_tokens += len(s.ids)
+                epoch = k // len(train)
+                epoch_tokens[epoch] = epoch_tokens.get(epoch, 0) + len(s.ids)
+                epoch_seconds[epoch] = epoch_seconds.get(epoch, 0.0) + time.perf_counter() - t_seq
+                epoch_cpu[epoch] = epoch_cpu.get(epoch, 0.0) + time.process_time() - c_seq
                 if (k + 1) % cfg.accumulate and k + 1 < len(order):  # the last update may take fewer sequences
                     continue
                 torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -242,7 +333,8 @@ class PolicyTrainer:
                 state["update"] += 1
                 bar.update(task, advance=1, loss=f"{np.mean(losses[-cfg.accumulate * 5 :]):.3f}")
                 if state["update"] % cfg.eval_every == 0 or state["update"] == total:
-                    self._checkpoint(model, opt, state, heldout, float(np.mean(losses[-cfg.accumulate * 5 :])))
+                    recent = {k: float(np.mean(v[-cfg.accumulate * 5 :])) for k, v in part_losses.items()}
+                    self._checkpoint(model, opt, state, heldout, float(np.mean(losses[-cfg.accumulate * 5 :])), recent)
         elapsed = time.perf_counter() - t_train
         summary = {
             "train_sequences": len(train),
@@ -254,10 +346,26 @@ class PolicyTrainer:
             "train_seconds_this_run": elapsed,
             "train_tokens_per_s": train_tokens / elapsed if elapsed > 0 else 0.0,
             "seconds_per_epoch_estimate": n_tokens / (train_tokens / elapsed) if train_tokens else None,
+            # forward + backward only (no optimiser step or evaluation), per epoch of this run
+            "epoch_train_tokens_per_s": {e: epoch_tokens[e] / epoch_seconds[e] for e in sorted(epoch_tokens)},
+            "epoch_train_tokens_per_cpu_s": {
+                e: epoch_tokens[e] / max(epoch_cpu[e], 1e-9) for e in sorted(epoch_tokens)
+            },
+            "device": device,
+            "frozen_layers_skipped": self.decoder.start if store else 0,
+            "frozen_cache": {
+                "hits": store.hits,
+                "misses": store.misses,
+                "memory_mb": store.used_memory / 2**20,
+                "disk_mb": store.used_disk / 2**20,
+            }
+            if store
+            else None,
             "data": stats,
             "history": self.history,
         }
         (self.out / "history.json").write_text(json.dumps(summary, indent=2))
+        shutil.rmtree(self.out / "frozen_cache", ignore_errors=True)
         if cfg.gguf and (self.out / "best").exists():
             from agents.policy.gguf_adapter import convert_peft_to_gguf
 
@@ -268,11 +376,22 @@ class PolicyTrainer:
         return self.history
 
     def _checkpoint(
-        self, model: Any, opt: torch.optim.Optimizer, state: dict[str, Any], heldout: list[Sequence], train_loss: float
+        self,
+        model: Any,
+        opt: torch.optim.Optimizer,
+        state: dict[str, Any],
+        heldout: list[Sequence],
+        train_loss: float,
+        parts: dict[str, float] | None = None,
     ) -> None:
         cfg = self.cfg
-        metrics = evaluate(model, heldout) if heldout else {}
-        row = {"update": state["update"], "train_loss": train_loss, **{f"heldout_{k}": v for k, v in metrics.items()}}
+        metrics = evaluate(model, heldout, self.decoder) if heldout else {}
+        row = {
+            "update": state["update"],
+            "train_loss": train_loss,
+            **{f"train_{k}": v for k, v in (parts or {}).items()},
+        }
+        row |= {f"heldout_{k}": v for k, v in metrics.items()}
         # the brain ranks actions by their mean token log-likelihood, so held-out loss on actions is the
         # quantity it acts on; greedy action accuracy (every token the argmax) is reported beside it
         score = -metrics["loss"] if metrics else -train_loss
@@ -305,7 +424,7 @@ class PolicyTrainer:
 
 def history_table(history: list[dict[str, Any]]) -> Table:
     table = Table(title="policy training")
-    cols = ["update", "train_loss", "heldout_loss", "heldout_token_acc", "heldout_action_acc", "heldout_reward"]
+    cols = ["update", "train_loss", "heldout_loss", "heldout_action_acc", "heldout_choice_acc", "heldout_reward"]
     for c in cols:
         table.add_column(c, justify="right")
     for row in history:

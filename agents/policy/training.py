@@ -38,3 +38,33 @@ def write_folder(folder: Path, write: Callable[[Path], None]) -> None:
     write(tmp)
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
+
+
+DEVICE_CHOICES = "cpu, cuda, cuda:N (a GPU index) or auto (cuda where one is visible, else cpu)"
+
+
+def resolve_device(name: str) -> str:
+    """The torch device a `device=` setting names; a GPU that is not there is a `UsageError` (exit 2), not a crash."""
+    import re
+
+    import torch
+
+    from agents.cli import UsageError
+
+    name = name.strip().lower()
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cpu":
+        return "cpu"
+    m = re.fullmatch(r"cuda(?::(\d+))?", name)
+    if not m:
+        raise UsageError(f"device={name!r} is not a device: use {DEVICE_CHOICES}")
+    if not torch.cuda.is_available():
+        raise UsageError(
+            f"device={name} asks for a GPU, but torch sees none (torch {torch.__version__}, "
+            f"cuda build: {torch.version.cuda or 'no'}): use device=cpu, or device=auto to take a GPU only where one exists"
+        )
+    index = int(m.group(1) or 0)
+    if index >= torch.cuda.device_count():
+        raise UsageError(f"device={name}: only {torch.cuda.device_count()} GPU(s) visible (cuda:0..)")
+    return f"cuda:{index}"
