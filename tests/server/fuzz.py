@@ -73,7 +73,9 @@ def _value(rng: random.Random, depth: int = 0) -> Any:
 def _create_body(rng: random.Random) -> Any:
     env = rng.choice(ENVS + [_value(rng)])
     kwargs: Any = {rng.choice(KWARG_KEYS): _value(rng) for _ in range(rng.randrange(1, 4))}
-    if env in ("coding", "agentsim/Coding-v0"):  # never a valid coding session: that would build a sandbox
+    if env in ("coding", "agentsim/Coding-v0") and rng.random() < 0.3:  # valid but for a backend not here
+        return {"env": env, "kwargs": {"task": "example-kv-delete", "backend": "docker"}}
+    if env in ("coding", "agentsim/Coding-v0"):  # never a valid bwrap session: that would build a sandbox
         kwargs["task"] = rng.choice(["nope", "../x", "", "\u200b"]) if rng.random() < 0.7 else "example-kv-delete"
         kwargs.setdefault("backend", rng.choice(["docker", "local", "bwrap", 7, None]))
         if kwargs["task"] == "example-kv-delete" and kwargs["backend"] == "bwrap":
@@ -190,14 +192,45 @@ def _open_targets(c: httpx.Client) -> Targets:
     return Targets(sids, idxs)
 
 
-def _tidy(c: httpx.Client, r: httpx.Response, path: str, keep: set[str]) -> None:
-    """Close what a request opened by chance (a create that was valid after all)."""
+def _send(c: httpx.Client, out: Outcome, method: str, path: str, kw: dict[str, Any]) -> httpx.Response | None:
+    """One request, judged: a 5xx, a 4xx without a message or a dropped connection is a problem."""
+    what = f"{method} {path[:80]} {_shown(kw)}"
+    out.sent += 1
+    try:
+        r = c.request(method, path, **kw)
+    except httpx.HTTPError as e:  # the server dropped the connection instead of answering
+        out.statuses["dropped"] += 1
+        out.problems.append(f"{what} -> no answer ({type(e).__name__}: {e})")
+        return None
+    out.statuses[r.status_code] += 1
+    why = None
+    if r.status_code >= 500:
+        why = f"{r.status_code}: {r.text[:200]!r}"
+    elif r.status_code >= 400:
+        why = message_problem(r)
+    if why:
+        out.problems.append(f"{what} -> {why}")
+    return r
+
+
+def _follow_up(c: httpx.Client, out: Outcome, r: httpx.Response, path: str, keep: set[str]) -> None:
+    """A create that was valid after all: reset the session it opened (bad kwargs may only bite there, and
+    that reset is judged too), then close it so the server never fills up."""
     if r.status_code == 201 and path == "/sessions":
         sid = r.json().get("session_id")
         if sid and sid not in keep:
-            c.delete(f"/sessions/{sid}")
+            _send(c, out, "POST", f"/sessions/{sid}/reset", {"json": {"seed": 0}})
+            _quiet(c, "DELETE", f"/sessions/{sid}")
     if r.status_code == 200 and path == "/create":
-        c.post("/close", json={"env_idx": r.json()})
+        _quiet(c, "POST", "/close", json={"env_idx": r.json()})
+
+
+def _quiet(c: httpx.Client, method: str, path: str, **kw: Any) -> None:
+    """Housekeeping (closing what was opened): not judged, and a dropped connection is no reason to stop."""
+    try:
+        c.request(method, path, **kw)
+    except httpx.HTTPError:
+        pass
 
 
 def run(url: str, count: int, seed: int = 0, time_budget_s: float = 120.0, token: str | None = None,
@@ -212,26 +245,13 @@ def run(url: str, count: int, seed: int = 0, time_budget_s: float = 120.0, token
         keep = set(t.sids)
         while out.sent < count and time.monotonic() < deadline:
             method, path, kw = _request(rng, t, max_body)
-            out.sent += 1
-            try:
-                r = c.request(method, path, **kw)
-            except httpx.HTTPError as e:  # the server dropped the connection instead of answering
-                out.statuses["dropped"] += 1
-                out.problems.append(f"{method} {path[:80]} {_shown(kw)}: no answer ({type(e).__name__}: {e})")
-                continue
-            out.statuses[r.status_code] += 1
-            why = None
-            if r.status_code >= 500:
-                why = f"{r.status_code}: {r.text[:200]!r}"
-            elif r.status_code >= 400:
-                why = message_problem(r)
-            if why:
-                out.problems.append(f"{method} {path[:80]} {_shown(kw)} -> {why}")
-            _tidy(c, r, path, keep)
+            r = _send(c, out, method, path, kw)
+            if r is not None:
+                _follow_up(c, out, r, path, keep)
         for sid in t.sids:
-            c.delete(f"/sessions/{sid}")
+            _quiet(c, "DELETE", f"/sessions/{sid}")
         for idx in t.idxs:
-            c.post("/close", json={"env_idx": idx})
+            _quiet(c, "POST", "/close", json={"env_idx": idx})
     return out
 
 
