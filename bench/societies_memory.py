@@ -82,7 +82,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rows", type=int, nargs="*", help="only these rows (0-based), for calibrating")
     args = ap.parse_args()
-    rows = []
+    rows: list[dict] = []
+    ratios: list[float] = []
     print(f"{'run':<62} {'estimate':>10} {'measured':>10} {'est/meas':>9}")
     with tempfile.TemporaryDirectory(prefix="societies-memory-") as tmp:
         chosen = [ROWS[i] for i in args.rows] if args.rows else ROWS[:QUICK] if args.quick else ROWS
@@ -90,13 +91,14 @@ def main() -> None:
             est = estimate(config_of(keys))
             peak, wall = measure(keys, Path(tmp) / f"r{i}")
             ratio = est.total / peak
+            ratios.append(ratio)
             name = " ".join(f"{k}={v}" for k, v in keys.items())
             print(f"{name:<62} {human(est.total):>10} {human(peak):>10} {ratio:>8.2f}x")
             rows.append({"keys": keys, "estimate_bytes": est.total, "peak_rss_bytes": int(peak), "ratio": round(ratio, 3),
                          "wall_s": round(wall, 2), "terms": est.terms})  # fmt: skip
-    under = [r for r in rows if r["ratio"] < 1]
-    print(f"{len(rows)} runs; estimate / measured from {min(r['ratio'] for r in rows):.2f}x to "
-          f"{max(r['ratio'] for r in rows):.2f}x; under-estimated: {len(under)}")  # fmt: skip
+    under = [r for r, x in zip(rows, ratios) if x < 1]
+    print(f"{len(rows)} runs; estimate / measured from {min(ratios):.2f}x to {max(ratios):.2f}x; "
+          f"under-estimated: {len(under)}")  # fmt: skip
     RESULTS.write_text(
         json.dumps(
             {
