@@ -28,9 +28,11 @@ PER_AGENT = {
     "cooperation": 400,
     "public_goods": 450,
     "feed": 800,
-    "town": 60_000,  # a resident's home, routine, schedule and rendered day are objects and text
+    "town": 40_000,  # a resident's home, routine, schedule and rendered day are objects and text
 }
-TOWN_PAIR_BYTES = 12  # the town's agents x agents matrices: who knows whom (1 B), when a pair last talked (8 B)
+TOWN_PAIR_BYTES = (
+    32  # the town's agents x agents matrices (who knows whom, when a pair last talked) and their temporaries
+)
 PERSONA_BYTES = 2_500  # a pydantic persona per agent (built only up to PERSONAS_MAX agents)
 EDGE_BYTES = 70  # building a G(n, m) graph: edge arrays, the de-duplicating sort, the CSR (per undirected edge)
 NETWORKX_EDGE_BYTES = 1_300  # watts_strogatz / barabasi_albert / edge_list go through a networkx graph

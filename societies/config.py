@@ -44,8 +44,9 @@ ROUNDS_WHY = (
     "in memory; run longer histories as resumed runs (checkpoint_every=, resume=true) or sample them"
 )
 TOWN_WHY = (
-    "the town keeps who knows whom as agents x agents matrices (n² bytes each: 100 MB at 10k residents) and "
-    "renders every resident's day as text; use the feed or opinion scenarios for larger populations"
+    "the town keeps agents x agents matrices (who knows whom, when each pair last talked: about 30 bytes a pair, "
+    "3 GB at 10k residents) and renders every resident's day as text; use the feed or opinion scenarios for "
+    "larger populations"
 )
 
 
