@@ -123,7 +123,7 @@ class EnvService:
         self._check_served(env)  # the coding env refused before its kwargs are even looked at
         name, _, kwargs = self.catalog.client_kwargs(env, kwargs)  # unknown env / bad kwargs fail before a slot
         if name == CODING_ENV:
-            self._check_backend(kwargs)
+            await self._run(self._check_backend, kwargs)  # it may ask a Docker engine: not on the event loop
         self.sessions.reserve()
         try:
             name, env_id, merged, made = await self._run(self.catalog.make, env, kwargs, True)
