@@ -10,6 +10,7 @@ bound). It leaves out a brain's model weights (`brain=local` loads them once, ou
 from __future__ import annotations
 
 import os
+import resource
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -110,13 +111,16 @@ def estimate(cfg: SocietyRunConfig) -> Estimate:
 
 
 def available_bytes() -> int:
-    """Memory this process may still take: MemAvailable, or the cgroup's limit less its usage if lower."""
+    """Memory this process may still take: MemAvailable, or less where a cgroup limit or an address-space
+    rlimit (`ulimit -v`) leaves less."""
     avail = 0
+    status = {}
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 avail = int(line.split()[1]) * 1024
                 break
+        status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
     except OSError:
         avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
     for limit_file, usage_file in (
@@ -129,6 +133,10 @@ def available_bytes() -> int:
                 avail = min(avail, int(limit) - int(Path(usage_file).read_text().strip()))
         except (OSError, ValueError):
             continue
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        used = int(status.get("VmSize", "0 kB").split()[0]) * 1024
+        avail = min(avail, soft - used)
     return max(avail, 0)
 
 

@@ -6,6 +6,7 @@ Before: `societies.run agents=1000000000` allocated 21 GB until the OOM killer e
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -92,9 +93,24 @@ def test_society_estimate_grows_with_every_size() -> None:
         assert estimate(SocietyRunConfig(out="o", **{"agents": 1000, "rounds": 10, **keys})).total > small, keys
 
 
+def _address_space(limit: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def test_a_hundred_million_agents_are_refused_before_allocating(tmp_path: Path) -> None:
-    """Within the bound, but more than this machine holds: refused by the estimate, not by the OOM killer."""
-    res = cli("societies.run", "agents=100000000", "scenario=diffusion", f"out={tmp_path / 's'}", "plots=false")
+    """Within the bound, but more than this machine holds: refused by the estimate, not by the OOM killer.
+
+    The run gets 16 GB of address space (`ulimit -v`), which the budget counts, so it is refused on any
+    machine, and a budget that failed would meet a MemoryError, not take a large machine's memory."""
+    args = ["societies.run", "agents=100000000", "scenario=diffusion", f"out={tmp_path / 's'}", "plots=false"]
+    res = subprocess.run(
+        [sys.executable, "-m", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: _address_space(16 << 30),
+    )
     assert res.returncode == 2, res.stderr[-2000:]
     assert "needs about" in res.stderr and "is available" in res.stderr and "Traceback" not in res.stderr
     assert not (tmp_path / "s" / "events.sqlite").exists()  # nothing was started
