@@ -77,28 +77,9 @@ def config_of(keys: dict[str, str]) -> SocietyRunConfig:
     return SocietyRunConfig.model_validate(plain)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--rows", type=int, nargs="*", help="only these rows (0-based), for calibrating")
-    args = ap.parse_args()
-    rows: list[dict] = []
-    ratios: list[float] = []
-    print(f"{'run':<62} {'estimate':>10} {'measured':>10} {'est/meas':>9}")
-    with tempfile.TemporaryDirectory(prefix="societies-memory-") as tmp:
-        chosen = [ROWS[i] for i in args.rows] if args.rows else ROWS[:QUICK] if args.quick else ROWS
-        for i, keys in enumerate(chosen):
-            est = estimate(config_of(keys))
-            peak, wall = measure(keys, Path(tmp) / f"r{i}")
-            ratio = est.total / peak
-            ratios.append(ratio)
-            name = " ".join(f"{k}={v}" for k, v in keys.items())
-            print(f"{name:<62} {human(est.total):>10} {human(peak):>10} {ratio:>8.2f}x")
-            rows.append({"keys": keys, "estimate_bytes": est.total, "peak_rss_bytes": int(peak), "ratio": round(ratio, 3),
-                         "wall_s": round(wall, 2), "terms": est.terms})  # fmt: skip
-    under = [r for r, x in zip(rows, ratios) if x < 1]
-    print(f"{len(rows)} runs; estimate / measured from {min(ratios):.2f}x to {max(ratios):.2f}x; "
-          f"under-estimated: {len(under)}")  # fmt: skip
+def write(rows: list[dict]) -> None:
+    """The results file, rewritten after every row (a run cut short keeps what it measured)."""
+    ratios = [r["ratio"] for r in rows]
     RESULTS.write_text(
         json.dumps(
             {
@@ -106,13 +87,42 @@ def main() -> None:
                 "python": platform.python_version(),
                 "cpus": os.cpu_count(),
                 "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "underestimated": len(under),
+                "underestimated": sum(x < 1 for x in ratios),
+                "min_ratio": min(ratios),
+                "max_ratio": max(ratios),
                 "rows": rows,
             },
             indent=1,
         )
         + "\n"  # fmt: skip
     )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rows", type=int, nargs="*", help="only these rows (0-based), merged into the results file")
+    args = ap.parse_args()
+    rows: list[dict] = []
+    if args.rows and RESULTS.exists():  # keep the other rows' measurements
+        wanted = [ROWS[i] for i in args.rows]
+        rows = [r for r in json.loads(RESULTS.read_text())["rows"] if r["keys"] not in wanted]
+    print(f"{'run':<62} {'estimate':>10} {'measured':>10} {'est/meas':>9}")
+    with tempfile.TemporaryDirectory(prefix="societies-memory-") as tmp:
+        chosen = [ROWS[i] for i in args.rows] if args.rows else ROWS[:QUICK] if args.quick else ROWS
+        for i, keys in enumerate(chosen):
+            est = estimate(config_of(keys))
+            peak, wall = measure(keys, Path(tmp) / f"r{i}")
+            ratio = est.total / peak
+            name = " ".join(f"{k}={v}" for k, v in keys.items())
+            print(f"{name:<62} {human(est.total):>10} {human(peak):>10} {ratio:>8.2f}x")
+            rows.append({"keys": keys, "estimate_bytes": est.total, "peak_rss_bytes": int(peak), "ratio": round(ratio, 3),
+                         "wall_s": round(wall, 2), "terms": est.terms})  # fmt: skip
+            rows.sort(key=lambda r: ROWS.index(r["keys"]) if r["keys"] in ROWS else len(ROWS))
+            write(rows)
+    ratios = [r["ratio"] for r in rows]
+    print(f"{len(rows)} runs; estimate / measured from {min(ratios):.2f}x to {max(ratios):.2f}x; "
+          f"under-estimated: {sum(x < 1 for x in ratios)}")  # fmt: skip
     print(f"wrote {RESULTS}")
 
 
