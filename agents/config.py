@@ -32,6 +32,29 @@ class ConfigError(ValueError):
     """A user mistake in the configuration; the message says what is wrong and what is valid."""
 
 
+# Upper bounds on sizes, each with why: a size past them would exhaust memory or time long before it finished,
+# so it is refused (exit 2) at validation, before anything is allocated.
+MAX_EPISODES = 10_000_000
+MAX_CONCURRENCY = 1024
+MAX_STEPS = 10_000
+EPISODES_WHY = (
+    "a run keeps every episode's seed and id in memory and resume reads the whole store; split a larger "
+    "collection into runs with their own out= and seed="
+)
+CONCURRENCY_WHY = (
+    "each lane holds an episode in flight (its env, prompt and history) and more only queue on the brain; "
+    "scale out with executor=ray workers=N instead"
+)
+STEPS_WHY = "an episode's steps stay in memory until it ends and are written as one line of the store"
+
+
+def at_most(value: int, cap: int, what: str, why: str) -> int:
+    """`value` if it is within `cap`, else a ValueError giving the bound and the reason for it."""
+    if value > cap:
+        raise ValueError(f"at most {cap:,} {what}: {why}")
+    return value
+
+
 class Strict(BaseModel):
     """Base of every config model: unknown keys are errors, assignments are validated too."""
 
@@ -48,6 +71,11 @@ class EnvConfig(Strict):
     max_steps: int | None = Field(default=None, ge=1)
     success_threshold: float = 1.0  # an episode succeeds when its final reward reaches this
     kwargs: dict[str, Any] = Field(default_factory=dict)  # constructor kwargs for gymnasium.make
+
+    @field_validator("max_steps")
+    @classmethod
+    def _steps_bounded(cls, v: int) -> int:
+        return at_most(v, MAX_STEPS, "steps per episode", STEPS_WHY)
 
     @field_validator("id")
     @classmethod
@@ -239,6 +267,31 @@ class RunConfig(AgentInEnvConfig):
         if isinstance(v, bool):
             raise ValueError("expected an integer, not a boolean")
         return v
+
+    @field_validator("episodes")
+    @classmethod
+    def _episodes_bounded(cls, v: int) -> int:
+        return at_most(v, MAX_EPISODES, "episodes per run", EPISODES_WHY)
+
+    @field_validator("concurrency")
+    @classmethod
+    def _concurrency_bounded(cls, v: int) -> int:
+        return at_most(v, MAX_CONCURRENCY, "episodes in flight (concurrency)", CONCURRENCY_WHY)
+
+    @field_validator("max_steps")
+    @classmethod
+    def _steps_bounded(cls, v: int | None) -> int | None:
+        return v if v is None else at_most(v, MAX_STEPS, "steps per episode (max_steps)", STEPS_WHY)
+
+    @model_validator(mode="after")
+    def _seeds_in_range(self) -> RunConfig:
+        last = self.seed + self.episodes - 1
+        if last > SEED_MAX:
+            raise ValueError(
+                f"episode i runs with seed seed+i, and the last one ({last:,}) is over the largest seed {SEED_MAX:,}; "
+                f"lower seed= or episodes="
+            )
+        return self
 
     @property
     def lanes(self) -> int:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ModelWrapValidatorHandler, PrivateAttr, field_validator, model_validator
 
-from agents.config import SEED_MAX, AgentConfig, BrainConfig, LogLevel, MemoryConfig, Strict
+from agents.config import SEED_MAX, AgentConfig, BrainConfig, LogLevel, MemoryConfig, Strict, at_most
 from societies.graphs import GraphSpec
 from societies.personas import make_personas
 
@@ -28,6 +28,23 @@ DEFAULT_PG_STRATEGIES = [
 ]  # fmt: skip
 RULE = "rule"  # brain name that means: every seat follows the scenario's rule (no Agent, no prompts)
 PERSONAS_MAX = 10_000  # above this, agents are named by id (100k pydantic personas cost more than the run)
+# Upper bounds, each with why (a run past them is refused at validation, before anything is allocated)
+MAX_AGENTS = 100_000_000
+MAX_ROUNDS = 1_000_000
+MAX_TOWN_AGENTS = 10_000
+AGENTS_WHY = (
+    "every agent costs a few hundred bytes in each of several arrays, so 1e8 agents already need tens of GB; "
+    "shard a larger population over machines (shards=N ray_address=...) or sample it"
+)
+ROUNDS_WHY = (
+    "every round adds to the metric series, the sampled agents' paths and the recorded agents' trajectories "
+    "in memory; run longer histories as resumed runs (checkpoint_every=, resume=true) or sample them"
+)
+TOWN_WHY = (
+    "the town keeps agents x agents matrices (who knows whom, when each pair last talked: about 30 bytes a pair, "
+    "3 GB at 10k residents) and renders every resident's day as text; use the feed or opinion scenarios for "
+    "larger populations"
+)
 
 
 class OpinionParams(Strict):
@@ -246,6 +263,22 @@ class SocietyRunConfig(Strict):
         if isinstance(v, bool):
             raise ValueError("expected an integer")
         return v
+
+    @field_validator("agents")
+    @classmethod
+    def _agents_bounded(cls, v: int) -> int:
+        return at_most(v, MAX_AGENTS, "agents", AGENTS_WHY)
+
+    @field_validator("rounds")
+    @classmethod
+    def _rounds_bounded(cls, v: int) -> int:
+        return at_most(v, MAX_ROUNDS, "rounds", ROUNDS_WHY)
+
+    @model_validator(mode="after")
+    def _town_bounded(self) -> SocietyRunConfig:
+        if self.scenario == "town":
+            at_most(self.agents, MAX_TOWN_AGENTS, "agents in the town", TOWN_WHY)
+        return self
 
 
 def build(cfg: SocietyRunConfig) -> tuple[SocietyEnv, Rule]:

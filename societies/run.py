@@ -44,6 +44,7 @@ from agents.core.loop import decision_fields as core_decision_fields
 from agents.core.loop import episode_summary
 from agents.trajectories.schema import EpisodeRecord, StepRecord
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
+from societies.budget import check_memory, human
 from societies.cache import CACHE_FILE, CallCache
 from societies.checkpoint import clear_checkpoint, load_checkpoint, save_checkpoint
 from societies.config import RULE, SocietyRunConfig, build
@@ -561,7 +562,12 @@ class SocietyRun:
 
 
 def run_society(cfg: SocietyRunConfig) -> dict[str, Any]:
-    """Run one society (or resume it, with `resume=true`) and write its outputs; returns the summary."""
+    """Run one society (or resume it, with `resume=true`) and write its outputs; returns the summary.
+
+    Its memory is estimated first (`societies.budget`): a run the machine cannot hold is refused before
+    anything is allocated."""
+    est = check_memory(cfg)
+    log.info("estimated peak memory %s (%s)", human(est.total), est.biggest())
     if cfg.shards > 1:  # rule societies over Ray actors by graph partition
         from societies.sharding import run_sharded_society
 

@@ -143,3 +143,34 @@ def test_schema_rejects_unknown_fields():
     ep["surprise"] = 1
     with pytest.raises(Exception, match="surprise"):
         EpisodeRecord.model_validate(ep)
+
+
+def test_duplicated_line_is_skipped_and_never_counted(tmp_path, caplog):
+    """Issue 43: a line repeating an episode id (a store concatenated twice, a hand merge) counts once."""
+    path = tmp_path / "t.jsonl"
+    store = TrajectoryStore(path)
+    eps = episodes(3)
+    for e in eps:
+        store.append(e)
+    with open(path, "a") as f:
+        f.write(eps[1].model_dump_json() + "\n")  # the same episode again, after the others
+    back = [e.episode_id for e in TrajectoryStore(path).read()]
+    assert back == [e.episode_id for e in eps] and len(TrajectoryStore(path)) == 3
+    assert f"second line for episode {eps[1].episode_id!r} (first on line 2)" in caplog.text
+    with pytest.raises(ValueError, match=r"t.jsonl:4: skipping a second line"):
+        list(TrajectoryStore(path).read(strict=True))
+
+
+def test_resume_on_a_store_with_a_duplicated_line_completes(tmp_path):
+    """Before: the summary said 4/3 and `resume=true` exited 1 forever (4 episodes read for 3 wanted)."""
+    out = tmp_path / "run"
+    assert subprocess.run(_run_cmd(out, 3), cwd=ROOT, capture_output=True, timeout=120).returncode == 0
+    traj = out / "trajectories.jsonl"
+    lines = traj.read_text().splitlines(keepends=True)
+    traj.write_text("".join(lines + [lines[0]]))
+    res = subprocess.run(_run_cmd(out, 3, resume=True), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "skipping a second line for episode 'corridor-0'" in res.stdout + res.stderr  # Hydra logs to stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["summary"]["episodes"] == summary["episodes_completed"] == summary["episodes_wanted"] == 3
+    assert "3/3 in" in res.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,10 @@ class Plan:
     todo: list[int]
     config_hash: str
 
-    @property
+    @cached_property
     def wanted_ids(self) -> set[str]:
+        """Every episode id the plan wants, built once: the end of a run tests each stored episode against
+        it, and rebuilding it per test made finishing a 10k-episode collection quadratic (35 s)."""
         return {episode_id(self.env_name, s) for s in self.seeds}
 
     @property

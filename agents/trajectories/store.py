@@ -2,6 +2,8 @@
 
 A crash (even SIGKILL) loses at most the episode in flight: a torn last line is detected on
 read, reported, and skipped; the next append first truncates it away so the file stays valid.
+An episode id is one episode: a later line with an id already read (a file concatenated twice, a
+hand-merged store) is skipped with a warning, so counts, summaries and resume see each episode once.
 """
 
 from __future__ import annotations
@@ -93,20 +95,35 @@ class TrajectoryStore:
         return self.read()
 
     def read(self, strict: bool = False) -> Iterator[EpisodeRecord]:
-        """Yield valid episodes; skip (and log) a torn or invalid line unless `strict`."""
+        """Yield valid episodes, each id once (the first line wins); skip (and log) a torn or invalid line,
+        or a line repeating an id already read, unless `strict` (then either is a ValueError)."""
         if not self.path.exists():
             return
+        seen: dict[str, int] = {}  # episode id -> the line it was first read from
         with open(self.path, encoding="utf-8", errors="replace") as f:
             for lineno, line in enumerate(f, 1):
                 if not line.strip():
                     continue
                 try:
-                    yield EpisodeRecord.model_validate(json.loads(line))
+                    ep = EpisodeRecord.model_validate(json.loads(line))
                 except (json.JSONDecodeError, ValidationError) as e:
                     msg = f"{self.path}:{lineno}: skipping an unreadable episode line ({type(e).__name__}: {str(e)[:200]})"
                     if strict:
                         raise ValueError(msg) from e
                     log.warning(msg)
+                    continue
+                first = seen.get(ep.episode_id)
+                if first is not None:
+                    msg = (
+                        f"{self.path}:{lineno}: skipping a second line for episode {ep.episode_id!r} "
+                        f"(first on line {first}); it is not counted"
+                    )
+                    if strict:
+                        raise ValueError(msg)
+                    log.warning(msg)
+                    continue
+                seen[ep.episode_id] = lineno
+                yield ep
 
     def episode_ids(self) -> set[str]:
         return {ep.episode_id for ep in self.read()}

@@ -27,6 +27,7 @@ from typing import Any
 import gymnasium as gym
 
 from envs.babyai.levels import AGENTGYM_LEVELS, episode_of, eval_index
+from envs.babyai.serving import SERVER
 from envs.babyai.view import (
     DROP,
     FORWARD,
@@ -44,7 +45,6 @@ from envs.babyai.view import (
 from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, excerpt, invalid_action_message
 from envs.registry import register_env
 from envs.spaces import FreeText
-from envs.babyai.serving import SERVER
 
 MAX_OBS_CHARS = 8_192
 PRIMITIVES: dict[str, int] = {

@@ -2,8 +2,11 @@
 
 Examples:
     python -m envs.server --env-kwargs 'webshop={"num_products": 2000}' --preload webshop
-    AGENTSIM_SERVER_TOKEN=secret python -m envs.server --host 0.0.0.0
+    AGENTSIM_SERVER_TOKEN=$(python -c "import secrets; print(secrets.token_urlsafe(24))") \
+        python -m envs.server --host 0.0.0.0
+    python -m envs.server --allow-coding      # also serve the coding env (a shell in a sandbox per session)
 One process holds all sessions (they share heavy resources), so there is one uvicorn worker.
+A bad option exits 2 with one `error: ...` line.
 """
 
 from __future__ import annotations
@@ -13,14 +16,20 @@ import json
 import logging
 import os
 import sys
-from typing import cast
+from typing import NoReturn, cast
 
 from fastapi import FastAPI
 from pydantic import ValidationError
 
-from envs.server.config import MIN_TOKEN_CHARS, TOKEN_HOWTO, ServerConfig
+from envs.server.config import ALLOW_CODING_FLAG, MIN_TOKEN_CHARS, TOKEN_HOWTO, ServerConfig
 
 log = logging.getLogger("envs.server")
+
+
+def usage_error(message: str) -> NoReturn:
+    """One `error: ...` line on stderr and exit code 2 (argparse's code for a bad command line)."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def _pairs(items: list[str], what: str, parse_json: bool) -> dict:
@@ -28,11 +37,11 @@ def _pairs(items: list[str], what: str, parse_json: bool) -> dict:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise SystemExit(f"error: {what} must look like NAME=VALUE, got {item!r}")
+            usage_error(f"{what} must look like NAME=VALUE, got {item!r}")
         try:
             out[name] = json.loads(value) if parse_json else value
         except json.JSONDecodeError as e:
-            raise SystemExit(f"error: {what} {name}: value is not JSON ({e})") from e
+            usage_error(f"{what} {name}: value is not JSON ({e})")
     return out
 
 
@@ -46,8 +55,13 @@ def parse_args(argv: list[str] | None = None) -> ServerConfig:
     p.add_argument(
         "--token",
         default=os.environ.get("AGENTSIM_SERVER_TOKEN"),
-        help="bearer token clients must send (default: $AGENTSIM_SERVER_TOKEN); off loopback at least "
-        f"{MIN_TOKEN_CHARS} non-whitespace characters, e.g. from: {TOKEN_HOWTO}",
+        help="bearer token clients must send (default: $AGENTSIM_SERVER_TOKEN); required off loopback; at least "
+        f"{MIN_TOKEN_CHARS} visible ASCII characters with variety, e.g. from: {TOKEN_HOWTO}",
+    )
+    p.add_argument(
+        ALLOW_CODING_FLAG,
+        action="store_true",
+        help="serve the coding env: every client with the token gets a shell in a sandbox (off by default)",
     )
     p.add_argument("--max-sessions", type=int, default=256)
     p.add_argument("--idle-timeout", type=float, default=600.0, help="seconds before an unused session is closed")
@@ -147,9 +161,10 @@ def parse_args(argv: list[str] | None = None) -> ServerConfig:
             read_timeout_s=a.read_timeout,
             keep_alive_s=a.keep_alive,
             max_connections=a.max_connections,
+            allow_coding=a.allow_coding,
         )
     except ValidationError as e:
-        raise SystemExit("error: " + "; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())) from e
+        usage_error("; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors()))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -163,12 +178,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app = build_app(cfg)
     except (ValueError, LookupError, ImportError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+        usage_error(str(e))
     log.info(
         "serving %s on http://%s:%d (max %d sessions, idle timeout %g s, read timeout %g s, max %d "
         "connections, catalog budget %g MB%s)",
-        ", ".join(sorted(cast(FastAPI, app.app).state.service.catalog.names)),
+        ", ".join(sorted(cast(FastAPI, app.app).state.service.servable())),
         cfg.host,
         cfg.port,
         cfg.max_sessions,

@@ -3,7 +3,8 @@
 Client mistakes never surface as 500: unknown session/env -> 404, bad body/kwargs/options or an
 oversize action -> 422, stepping before reset or no expert -> 409, server full or the catalog
 budget held by open sessions -> 503 with Retry-After (AgentGym's client retries 503), oversize
-body -> 413, late body -> 408, non-UTF-8 body -> 422 (the last three in `guard.py`), bad token -> 401.
+body -> 413, late body -> 408, non-UTF-8 body -> 422 (the last three in `guard.py`), bad token -> 401,
+an env the operator did not enable (the coding env without --allow-coding) -> 403.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from fastapi import FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from envs.server.catalog import BadEnvArguments, UnknownEnv
 from envs.server.config import ServerConfig
@@ -36,18 +38,20 @@ from envs.server.protocol import (
     StepResponse,
     to_jsonable,
 )
-from envs.server.service import ActionTooLong, BadResetArguments, EnvService, NoExpert
+from envs.server.service import ActionTooLong, BadResetArguments, EnvNotServed, EnvService, NoExpert
 from envs.server.sessions import NotReset, ServerFull, Session, SessionNotFound
 from envs.webshop.resources import CatalogBudgetExceeded
 from envs.webshop.resources import cache as shop_cache
 
 ERRORS: dict[int | str, dict[str, Any]] = {
+    403: {"model": ErrorResponse},
     404: {"model": ErrorResponse},
     409: {"model": ErrorResponse},
     422: {"model": ErrorResponse},
     503: {"model": ErrorResponse},
 }
 _STATUS: list[tuple[type[Exception], int]] = [
+    (EnvNotServed, 403),
     (SessionNotFound, 404),
     (UnknownEnv, 404),
     (BadEnvArguments, 422),
@@ -70,6 +74,25 @@ def _validation_detail(exc: RequestValidationError) -> str:
             continue
         parts.append(f"{'.'.join(str(x) for x in loc)}: {err.get('msg', 'invalid')}")
     return "invalid request: " + "; ".join(parts)
+
+
+def _http_detail(request: Request, exc: StarletteHTTPException) -> str:
+    """Starlette's own refusals (no such route, a method the route does not take, a body it could not
+    parse) say what was wrong and what to do, like every other error of this server."""
+    where = f"{request.method} {request.url.path[:200]}"
+    if exc.status_code == 404 and exc.detail == "Not Found":
+        return f"no route {where}; the routes are listed at /docs (a session's are under /sessions/<id>/)"
+    if exc.status_code == 405:
+        allowed = (getattr(exc, "headers", None) or {}).get("Allow", "")
+        return f"method {request.method} is not allowed on {request.url.path[:200]}" + (
+            f"; allowed: {allowed}" if allowed else ""
+        )
+    if exc.status_code == 400 and exc.detail == "There was an error parsing the body":
+        return (
+            "invalid request: the body could not be parsed (nested too deeply, or not the JSON the route takes); "
+            "send a JSON object with content-type application/json"
+        )
+    return str(exc.detail)
 
 
 def session_info(s: Session, max_action_chars: int) -> SessionInfo:
@@ -118,6 +141,12 @@ def build_app(cfg: ServerConfig) -> Guard:
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"detail": _validation_detail(exc)}, status_code=422)
 
+    @api.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse(
+            {"detail": _http_detail(request, exc)}, status_code=exc.status_code, headers=getattr(exc, "headers", None)
+        )
+
     @api.get("/health", response_model=HealthResponse, tags=["server"])
     async def health() -> HealthResponse:
         catalogs, nbytes = shop_cache().stats()
@@ -127,14 +156,14 @@ def build_app(cfg: ServerConfig) -> Guard:
             max_sessions=cfg.max_sessions,
             idle_timeout_s=cfg.idle_timeout_s,
             uptime_s=time.monotonic() - service.started,
-            envs=sorted(service.catalog.names),
+            envs=sorted(service.servable()),
             catalogs=catalogs,
             catalog_mb=round(nbytes / 2**20, 1),
         )
 
     @api.get("/envs", response_model=list[EnvEntry], tags=["server"])
     async def list_envs() -> list[EnvEntry]:
-        return [EnvEntry(name=n, env_id=i) for n, i in sorted(service.catalog.names.items())]
+        return [EnvEntry(name=n, env_id=i) for n, i in sorted(service.servable().items())]
 
     @api.post(
         "/sessions",

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import ipaddress
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 MIN_TOKEN_CHARS = 16
-TOKEN_HOWTO = 'python -c "import secrets; print(secrets.token_hex(16))"'
+MAX_TOKEN_CHARS = 1024  # the strength estimate is quadratic in the length; no real token is longer
+MIN_TOKEN_DISTINCT = 6
+MIN_TOKEN_BITS = 36.0
+MAX_TOKEN_RUN = 5  # the longest run allowed: a repeated character or a step of +-1 ("aaaaa", "12345")
+TOKEN_HOWTO = 'python -c "import secrets; print(secrets.token_urlsafe(24))"'
+# what the servable coding env is called; serving it hands each client a shell, so the operator must ask
+CODING_ENV = "coding"
+ALLOW_CODING_FLAG = "--allow-coding"
+_CLASSES = (str.islower, str.isupper, str.isdigit)  # the rest of visible ASCII: 32 punctuation characters
 
 
 def is_loopback(host: str) -> bool:
@@ -22,14 +31,80 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def token_bits(token: str) -> float:
+    """A guess at how many bits an attacker must search: each character costs log2 of the alphabet its
+    classes span, but one that repeats or steps by one from the previous costs 1 bit, and a stretch
+    of 3+ characters seen earlier in the token costs only the bits to point back at it."""
+    pool = sum(n for cls, n in zip(_CLASSES, (26, 26, 10)) if any(cls(c) for c in token))
+    pool += 32 if any(not c.isalnum() for c in token) else 0
+    per_char = math.log2(max(pool, 2))
+    bits, i = 0.0, 0
+    while i < len(token):
+        back = _longest_earlier(token, i)
+        if back >= 3:
+            bits += math.log2(i + 1) + math.log2(back)  # where the copy starts, and how long it is
+            i += back
+            continue
+        bits += 1.0 if i and abs(ord(token[i]) - ord(token[i - 1])) <= 1 else per_char
+        i += 1
+    return bits
+
+
+def _longest_earlier(token: str, i: int) -> int:
+    """The longest prefix of token[i:] that also starts at an earlier position (overlap allowed)."""
+    best = 0
+    for j in range(i):
+        k = 0
+        while i + k < len(token) and token[j + k] == token[i + k]:
+            k += 1
+        best = max(best, k)
+    return best
+
+
+def _period(token: str) -> int:
+    """The shortest p with token == (token[:p] * n)[:len(token)]: how long its repeating unit is."""
+    for p in range(1, len(token)):
+        if all(token[i] == token[i - p] for i in range(p, len(token))):
+            return p
+    return len(token)
+
+
+def _longest_run(token: str) -> str:
+    """The longest stretch where each character repeats, or steps by +-1 from, the one before (same step)."""
+    best, start, step = token[:1], 0, None
+    for i in range(1, len(token)):
+        d = ord(token[i]) - ord(token[i - 1])
+        if abs(d) <= 1 and (step is None or d == step):
+            step = d
+        else:
+            start, step = (i - 1, d) if abs(d) <= 1 else (i, None)
+        if i + 1 - start > len(best):
+            best = token[start : i + 1]
+    return best
+
+
 def token_problem(token: str | None) -> str | None:
-    """Why `token` is too weak to guard a server reachable off this machine (None if it is fine)."""
+    """Why `token` is too weak to guard this server (None if it is fine): length, variety and a bits estimate."""
     if token is None or not token.strip():
         return "no token was given (or it is blank)"
-    if token != token.strip() or any(c.isspace() for c in token):
-        return "the token contains whitespace"
-    if len(token) < MIN_TOKEN_CHARS:
-        return f"the token has {len(token)} characters; at least {MIN_TOKEN_CHARS} are required"
+    odd = sorted({c for c in token if not ("!" <= c <= "~")})
+    if odd:
+        shown = ", ".join(f"U+{ord(c):04X}" for c in odd[:3])
+        return f"the token has characters that are not visible ASCII ({shown}: spaces, control or Unicode characters)"
+    if not MIN_TOKEN_CHARS <= len(token) <= MAX_TOKEN_CHARS:
+        return f"the token has {len(token):,} characters; {MIN_TOKEN_CHARS} to {MAX_TOKEN_CHARS:,} are allowed"
+    distinct = len(set(token))
+    if distinct < MIN_TOKEN_DISTINCT:
+        return f"the token has {distinct} distinct characters; at least {MIN_TOKEN_DISTINCT} are required"
+    p = _period(token)
+    if p <= len(token) // 2:
+        return f"the token is {token[:p]!r}... repeated ({len(token) / p:.1f} times)"
+    run = _longest_run(token)
+    if len(run) > MAX_TOKEN_RUN:
+        return f"the token holds a run of {len(run)} characters ({run[:3]!r}...); at most {MAX_TOKEN_RUN} are allowed"
+    bits = token_bits(token)
+    if bits < MIN_TOKEN_BITS:
+        return f"the token has about {bits:.0f} bits of entropy by our estimate; at least {MIN_TOKEN_BITS:.0f} are required"
     return None
 
 
@@ -63,14 +138,52 @@ class ServerConfig(BaseModel):
     keep_alive_s: float = Field(30.0, gt=0)  # idle keep-alive connections are closed after this
     max_connections: int = Field(1024, ge=1)  # concurrent connections + requests; more get 503
 
+    # serve the coding env, i.e. a shell in a sandbox to every client that holds the token (off unless asked)
+    allow_coding: bool = False
+
     @model_validator(mode="after")
-    def _token_off_loopback(self) -> ServerConfig:
-        if not is_loopback(self.host):
+    def _token_strong(self) -> ServerConfig:
+        rules = (
+            f"at least {MIN_TOKEN_CHARS} visible ASCII characters, {MIN_TOKEN_DISTINCT} of them distinct, no "
+            f"repetition or run, about {MIN_TOKEN_BITS:.0f} bits; generate one with: {TOKEN_HOWTO}"
+        )
+        if self.token is not None:
             why = token_problem(self.token)
             if why is not None:
-                raise ValueError(
-                    f"binding to {self.host!r} (not loopback) requires a bearer token of real strength, but {why}: pass "
-                    f"--token or set AGENTSIM_SERVER_TOKEN to at least {MIN_TOKEN_CHARS} non-whitespace "
-                    f"characters, e.g. generate one with: {TOKEN_HOWTO}"
-                )
+                raise ValueError(f"the bearer token is too weak: {why}. A token needs {rules}")
+        elif not is_loopback(self.host):
+            raise ValueError(
+                f"binding to {self.host!r} (not loopback) requires a bearer token: pass --token or set "
+                f"AGENTSIM_SERVER_TOKEN to {rules}"
+            )
         return self
+
+    @model_validator(mode="after")
+    def _coding_only_when_allowed(self) -> ServerConfig:
+        if self.allow_coding:
+            return self
+        named = [
+            where
+            for where, names in (
+                ("--env-kwargs", list(self.env_kwargs)),
+                ("--preload", self.preload),
+                ("--agentgym-env", [self.agentgym_env or ""]),
+                ("--client-kwargs", list(self.client_kwargs)),
+                ("--env", [f"{k}={v}" for k, v in self.extra_envs.items()]),
+            )
+            if any(names_coding(n) for n in names)
+        ]
+        if named:
+            raise ValueError(
+                f"{', '.join(named)} names the coding env, which this server does not serve unless the operator "
+                f"passes {ALLOW_CODING_FLAG} (it gives every client with the token a shell in a sandbox)"
+            )
+        return self
+
+
+def names_coding(text: str) -> bool:
+    """Whether an option value names the coding env: its short name, its gymnasium id or its module."""
+    from envs import ENVS
+
+    coding_id, entry = ENVS[CODING_ENV]
+    return text.partition("=")[0] == CODING_ENV or any(x in text for x in (coding_id, entry.partition(":")[0]))

@@ -16,8 +16,8 @@ import anyio
 from anyio import to_thread
 
 from envs.contract import HasExpert
-from envs.server.catalog import EnvCatalog
-from envs.server.config import ServerConfig
+from envs.server.catalog import BadEnvArguments, EnvCatalog
+from envs.server.config import ALLOW_CODING_FLAG, CODING_ENV, ServerConfig
 from envs.server.protocol import to_jsonable
 from envs.server.sessions import Session, SessionManager, close_env
 from envs.webshop.resources import configure as configure_shops
@@ -39,6 +39,12 @@ class NoExpert(RuntimeError):
 
 class ActionTooLong(ValueError):
     """An action longer than the transport limit (422)."""
+
+    pass
+
+
+class EnvNotServed(PermissionError):
+    """An env this server knows but the operator did not enable (403; the message names the flag)."""
 
     pass
 
@@ -88,9 +94,36 @@ class EnvService:
                 await self._run(close_env, s.env)
 
     # -- operations -----------------------------------------------------------------------
+    def servable(self) -> dict[str, str]:
+        """Short name -> gymnasium id of the envs a client may open here (the coding env only when allowed)."""
+        return {n: i for n, i in self.catalog.names.items() if n != CODING_ENV or self.cfg.allow_coding}
+
+    def _check_served(self, env: str) -> None:
+        name, _ = self.catalog.resolve(env)
+        if name not in self.servable():
+            raise EnvNotServed(
+                f"env {name!r} is not served here: it gives the client a shell in a sandbox, so the operator must "
+                f"start the server with {ALLOW_CODING_FLAG}"
+            )
+
+    def _check_backend(self, kwargs: dict[str, Any]) -> None:
+        """A coding session whose sandbox backend cannot run here is a 422 now, not a 500 at its first reset."""
+        from envs.coding.sandbox import available_backends, unavailable_reason
+
+        backend = str(kwargs.get("backend") or self.catalog.defaults.get(CODING_ENV, {}).get("backend") or "bwrap")
+        why = unavailable_reason(backend) if backend in ("bwrap", "docker") else None
+        if why is not None:
+            raise BadEnvArguments(
+                f"kwarg 'backend': the sandbox backend {backend!r} does not work on this server ({why}); "
+                f"backends that work here: {', '.join(available_backends()) or 'none'}"
+            )
+
     async def create(self, env: str, kwargs: dict[str, Any]) -> Session:
         """Open a session of `env` with a client's kwargs (validated before a slot is taken)."""
-        _, _, kwargs = self.catalog.client_kwargs(env, kwargs)  # unknown env / bad kwargs fail before taking a slot
+        self._check_served(env)  # the coding env refused before its kwargs are even looked at
+        name, _, kwargs = self.catalog.client_kwargs(env, kwargs)  # unknown env / bad kwargs fail before a slot
+        if name == CODING_ENV:
+            await self._run(self._check_backend, kwargs)  # it may ask a Docker engine: not on the event loop
         self.sessions.reserve()
         try:
             name, env_id, merged, made = await self._run(self.catalog.make, env, kwargs, True)

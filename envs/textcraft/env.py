@@ -27,10 +27,10 @@ import numpy as np
 from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, excerpt, invalid_action_message
 from envs.registry import register_env
 from envs.spaces import FreeText
-from envs.textcraft.serving import SERVER
 from envs.textcraft.expert import MAX_GET, NoPlan, concrete_item
 from envs.textcraft.expert import expert_action as plan_next
 from envs.textcraft.recipes import Recipe, RecipeBook, display, item_id, load_book
+from envs.textcraft.serving import SERVER
 
 MAX_OBS_CHARS = 16_384
 TEMPLATES = ["get ...", "craft ..."]

@@ -306,7 +306,7 @@ def test_env_server_serves_coding_by_task_name_only(tmp_path: Path) -> None:
     port = free_port()
     log = tmp_path / "server.log"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "envs.server", "--port", str(port)],
+        [sys.executable, "-m", "envs.server", "--port", str(port), "--allow-coding"],  # opt-in (issue 43)
         cwd=ROOT,
         stdout=open(log, "w"),
         stderr=subprocess.STDOUT,

@@ -100,21 +100,24 @@ def test_too_many_sessions(server_factory):
         assert c.post("/sessions", json={"env": "corridor"}).status_code == 201
 
 
+STRONG = "Zq3-vK8_pT1mW6xR"  # 16 visible ASCII characters with variety (a weak one no longer starts a server)
+
+
 def test_bearer_token(server_factory):
-    s = server_factory(token="s3cret")
+    s = server_factory(token=STRONG)
     with httpx.Client(base_url=s.url) as c:
         assert c.get("/health").status_code == 200  # probes stay open
         r = c.post("/sessions", json={"env": "corridor"})
         assert r.status_code == 401 and "missing bearer token" in detail(r)
         r = c.post("/sessions", json={"env": "corridor"}, headers={"Authorization": "Bearer nope"})
         assert r.status_code == 401 and "wrong bearer token" in detail(r)
-        r = c.post("/sessions", json={"env": "corridor"}, headers={"Authorization": "Bearer s3cret"})
+        r = c.post("/sessions", json={"env": "corridor"}, headers={"Authorization": f"Bearer {STRONG}"})
         assert r.status_code == 201
 
 
 def test_token_required_off_loopback():
     with pytest.raises(ValueError, match="requires a bearer token"):
         ServerConfig(host="0.0.0.0")
-    strong = "0123456789abcdef0123456789abcdef"  # issue 12: off loopback a token needs >= 16 chars (was "t")
+    strong = "7f3a9c1e5b2d8046e1c7a9f3b5d20864"  # issue 12: off loopback a token needs >= 16 chars (was "t")
     assert ServerConfig(host="0.0.0.0", token=strong).token == strong
     assert ServerConfig(host="::1").token is None

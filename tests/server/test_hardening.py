@@ -228,18 +228,20 @@ def test_connection_cap(server_factory):
     assert httpx.get(f"{srv.url}/health", timeout=5).status_code == 200
 
 
-# -- 5. token strength -------------------------------------------------------------------------------
+# -- 5. token strength (issue 43: checked wherever a token is given, not only its length off loopback) -------
 @pytest.mark.parametrize("token", [None, "", " ", "   \t  ", "short", "has white space in it ok", " " * 40])
 def test_weak_tokens_are_refused_off_loopback(token):
-    with pytest.raises(ValueError, match="requires a bearer token") as e:
+    with pytest.raises(ValueError, match="requires a bearer token|bearer token is too weak") as e:
         ServerConfig(host="0.0.0.0", token=token)
-    assert "secrets.token_hex(16)" in str(e.value)
+    assert "secrets.token_urlsafe(24)" in str(e.value)
 
 
 def test_strong_token_and_cli_message():
-    good = "0123456789abcdef0123456789abcdef"
+    good = "7f3a9c1e5b2d8046e1c7a9f3b5d20864"
     assert ServerConfig(host="0.0.0.0", token=good).token == good
-    assert ServerConfig(host="127.0.0.1", token="t").token == "t"  # loopback: any token is the operator's choice
+    assert ServerConfig(host="127.0.0.1").token is None  # loopback without a token: the operator's choice
+    with pytest.raises(ValueError, match="too weak"):
+        ServerConfig(host="127.0.0.1", token="t")  # but a token given is a token checked, on loopback too
     p = subprocess.run(
         [sys.executable, "-m", "envs.server", "--host", "0.0.0.0", "--token", " "],
         cwd=ROOT,
@@ -247,7 +249,7 @@ def test_strong_token_and_cli_message():
         text=True,
         timeout=60,
     )
-    assert p.returncode != 0 and "secrets.token_hex(16)" in p.stderr and "at least 16" in p.stderr
+    assert p.returncode == 2 and "secrets.token_urlsafe(24)" in p.stderr and "at least 16" in p.stderr
 
 
 # -- 2. bounded catalogs -----------------------------------------------------------------------------
