@@ -31,6 +31,9 @@ PER_AGENT = {
     "feed": 800,
     "town": 40_000,  # a resident's home, routine, schedule and rendered day are objects and text
 }
+# a scenario registered elsewhere (a plugin, a test's throwaway) has not been measured: assume the costliest
+# array-based one (town's objects are a different kind of cost)
+UNMEASURED_PER_AGENT = max(v for k, v in PER_AGENT.items() if k != "town")
 TOWN_PAIR_BYTES = (
     32  # the town's agents x agents matrices (who knows whom, when a pair last talked) and their temporaries
 )
@@ -80,7 +83,7 @@ def estimate(cfg: SocietyRunConfig) -> Estimate:
     if cfg.scenario == "town":
         t = cfg.town
         rounds = min(rounds, (t.end_hour - t.start_hour) * 60 // t.step_minutes)  # the day ends the run
-    terms = {"interpreter": BASE_BYTES, "agents": n * PER_AGENT[cfg.scenario]}
+    terms = {"interpreter": BASE_BYTES, "agents": n * PER_AGENT.get(cfg.scenario, UNMEASURED_PER_AGENT)}
     if cfg.plots:
         terms["plots"] = PLOTS_BYTES
     if n <= PERSONAS_MAX:
