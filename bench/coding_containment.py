@@ -80,8 +80,8 @@ def _spin(seconds: float) -> float:
 def child_cpu(use_cgroup: bool, seconds: float) -> dict[str, Any]:
     from envs.coding.sandbox import make_sandbox
 
-    opts = {} if use_cgroup else {"use_cgroup": False}
-    with make_sandbox("bwrap", **opts) as sb:
+    opts: dict[str, Any] = {} if use_cgroup else {"use_cgroup": False}
+    with make_sandbox("bwrap", None, None, False, **opts) as sb:
         alone1 = _spin(seconds)
         sb.exec("for i in 1 2 3 4; do (while :; do :; done) & done", timeout=10)
         time.sleep(0.3)
@@ -107,14 +107,20 @@ def child_forkbomb() -> dict[str, Any]:
     env = CodingEnv(task="example-kv-delete")
     try:
         env.reset(seed=0)
-        env.step("bash[nohup sh -c 'f() { f | f & }; f' >/dev/null 2>&1 & sleep 1; true]")
+        env.step("bash[nohup sh -c 'f() { f | f; }; f' >/dev/null 2>&1 & sleep 1; true]")
         bomb = len(env.sandbox.processes())
         t0 = time.monotonic()
         env.reset(seed=0)
         reset_s = time.monotonic() - t0
         left = len(env.sandbox.processes()) - 2  # the sandbox's init and lifeline are its own
         obs, *_ = env.step("bash[echo alive]")
-        return {"bomb": bomb, "left": left, "next_works": "alive" in obs, "reset_s": round(reset_s, 2), "obs": obs[-120:]}
+        return {
+            "bomb": bomb,
+            "left": left,
+            "next_works": "alive" in obs,
+            "reset_s": round(reset_s, 2),
+            "obs": obs[-120:],
+        }
     finally:
         env.close()
 
@@ -272,7 +278,9 @@ def main() -> None:
             "new": run_child(ROOT, "cpu", "1", str(args.cpu_seconds)),
             "new_nice_fallback": run_child(ROOT, "cpu", "0", str(args.cpu_seconds)),
         }
-        results["forkbomb"] = {side: [run_child(tree, "forkbomb") for _ in range(args.trials)] for side, tree in trees.items()}
+        results["forkbomb"] = {
+            side: [run_child(tree, "forkbomb") for _ in range(args.trials)] for side, tree in trees.items()
+        }
         results["crash"] = {}
         for side, tree in trees.items():
             trials = [crash_trial(tree) for _ in range(args.trials)]
@@ -313,7 +321,11 @@ def print_table(r: dict[str, Any]) -> None:
         ("RSS growth: view of a 1 GiB sparse file", rss("rss_view", "old"), rss("rss_view", "new")),
         ("RSS growth: str_replace on it", rss("rss_str_replace", "old"), rss("rss_str_replace", "new")),
         ("RSS growth: snapshot with it", rss("rss_snapshot", "old"), rss("rss_snapshot", "new")),
-        ("RSS growth: snapshot, 256 MiB dense file", rss("rss_snapshot_dense", "old"), rss("rss_snapshot_dense", "new")),
+        (
+            "RSS growth: snapshot, 256 MiB dense file",
+            rss("rss_snapshot_dense", "old"),
+            rss("rss_snapshot_dense", "new"),
+        ),
         (
             "host workload beside 4 busy loops / alone",
             f"{cpu['old'].get('ratio')} ({cpu['old'].get('how')})",

@@ -273,6 +273,8 @@ class Sandbox(ABC):
             raise SandboxError(f"{self.backend} sandbox is closed")
         if not self.started:
             leftovers.sweep_once()  # what crashed processes left behind (leftovers.py)
+            if self._own_workspace:  # private, whatever was copied into it (copytree copies the source's mode)
+                self.workspace.chmod(0o700)
             try:
                 self._start()
             except BaseException:

@@ -187,6 +187,7 @@ class LoopDisk:
                     raise
                 time.sleep(0.05 * (attempt + 1))
         self._mounts.append(self.mnt)
+        os.chmod(self.mnt, stat.S_IMODE(os.stat(self.workspace).st_mode))  # mkfs makes its root 0755: keep ours (0700)
         lost = self.mnt / "lost+found"
         if lost.is_dir() and not (self.workspace / "lost+found").exists():
             lost.rmdir()  # not the user's; e2fsck would make it again if it ever ran
