@@ -77,7 +77,20 @@ def _spin(seconds: float) -> float:
     return n / seconds
 
 
+def _cpu_ticks(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            total += int(fields[11]) + int(fields[12])  # utime + stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
 def child_cpu(use_cgroup: bool, seconds: float) -> dict[str, Any]:
+    """The host's own single-threaded rate beside 4 busy loops in a sandbox over its rate alone, and the
+    CPU (in cores) the loops got meanwhile: the second does not depend on the machine's other load."""
     from envs.coding.sandbox import make_sandbox
 
     opts: dict[str, Any] = {} if use_cgroup else {"use_cgroup": False}
@@ -85,20 +98,17 @@ def child_cpu(use_cgroup: bool, seconds: float) -> dict[str, Any]:
         alone1 = _spin(seconds)
         sb.exec("for i in 1 2 3 4; do (while :; do :; done) & done", timeout=10)
         time.sleep(0.3)
+        pids = sb.processes()
+        t0, ticks0 = time.monotonic(), _cpu_ticks(pids)
         beside = _spin(seconds)
-        sb.exec("pkill -9 -f 'while' ; true", timeout=10)
-        if hasattr(sb, "kill_all"):
-            try:
-                sb.kill_all()
-            except NotImplementedError:
-                pass
+        cores = (_cpu_ticks(pids) - ticks0) / os.sysconf("SC_CLK_TCK") / (time.monotonic() - t0)
         cg = getattr(sb, "cgroup", None)
         how = "cgroup cpu share" if cg is not None and getattr(cg, "cpu", None) is not None else "no cpu share"
         if not use_cgroup:
             how = "nice fallback"
     alone2 = _spin(seconds)
     alone = (alone1 + alone2) / 2
-    return {"ratio": round(beside / alone, 3), "how": how}
+    return {"ratio": round(beside / alone, 3), "sandbox_cores": round(cores, 3), "how": how}
 
 
 def child_forkbomb() -> dict[str, Any]:
@@ -107,7 +117,7 @@ def child_forkbomb() -> dict[str, Any]:
     env = CodingEnv(task="example-kv-delete")
     try:
         env.reset(seed=0)
-        env.step("bash[nohup sh -c 'f() { f | f; }; f' >/dev/null 2>&1 & sleep 1; true]")
+        env.step("bash[nohup sh -c 'f() { while :; do f & sleep 0.1; done; }; f' >/dev/null 2>&1 & sleep 1; true]")
         bomb = len(env.sandbox.processes())
         t0 = time.monotonic()
         env.reset(seed=0)
@@ -146,16 +156,15 @@ def child_next_start() -> dict[str, Any]:
 def child_forge() -> dict[str, Any]:
     from envs.coding.env import CodingEnv
 
-    passed = "\\n".join(
-        f"PASSED test_kv.py::{t}"
-        for t in ("test_put_and_get_still_work", "test_delete_removes_the_key", "test_delete_unknown_key_is_404[x]")
-    )
+    names = ("test_put_and_get_still_work", "test_delete_removes_the_key", "test_delete_unknown_key_is_404[x]")
+    forger = "import os\n" + "".join(f"print('PASSED test_kv.py::{t}')\n" for t in names) + "os._exit(0)\n"
     env = CodingEnv(task="example-kv-delete")
     try:
         env.reset(seed=0)
         untouched = env.step("submit[]")[1]
         env.reset(seed=0)
-        env.step(f"bash[printf 'import os\\nprint(\"{passed}\")\\nos._exit(0)\\n' > /tmp/pytest.py]")
+        env.step(f"create[/workspace/pytest.py]\n{forger}")
+        env.step("bash[mv /workspace/pytest.py /tmp/pytest.py]")
         forged = env.step("submit[]")[1]
         return {"untouched": untouched, "forged": forged}
     finally:
@@ -329,7 +338,12 @@ def print_table(r: dict[str, Any]) -> None:
         (
             "host workload beside 4 busy loops / alone",
             f"{cpu['old'].get('ratio')} ({cpu['old'].get('how')})",
-            f"{cpu['new'].get('ratio')} ({cpu['new'].get('how')}); {cpu['new_nice_fallback'].get('ratio')} (nice fallback)",
+            f"{cpu['new'].get('ratio')} (cgroup); {cpu['new_nice_fallback'].get('ratio')} (nice fallback)",
+        ),
+        (
+            "CPU the 4 loops got meanwhile (cores)",
+            f"{cpu['old'].get('sandbox_cores')}",
+            f"{cpu['new'].get('sandbox_cores')} (cgroup); {cpu['new_nice_fallback'].get('sandbox_cores')} (nice fallback)",
         ),
         ("fork bomb, then reset", fb("old"), fb("new")),
         (f"kill -9 ({r['trials']} trials): left just after", crash("old", "after_crash"), crash("new", "after_crash")),

@@ -87,7 +87,7 @@ def test_fifo_and_socket_are_clear_errors_in_every_file_tool(kv: CodingEnv, make
 
 def test_fork_bomb_then_reset_leaves_no_process_and_the_next_action_works(kv: CodingEnv) -> None:
     kv.reset(seed=0)
-    kv.step("bash[nohup sh -c 'f() { f | f; }; f' >/dev/null 2>&1 & sleep 1; true]")
+    kv.step("bash[nohup sh -c 'f() { while :; do f & sleep 0.1; done; }; f' >/dev/null 2>&1 & sleep 1; true]")
     assert len(kv.sandbox.processes()) > 10  # the bomb is running at the process cap
     kv.reset(seed=0)
     sb = kv.sandbox

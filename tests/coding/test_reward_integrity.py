@@ -170,7 +170,7 @@ ATTACKS: dict[str, list[str]] = {
         "data=b'x', method='PUT')).status)\"]",
     ],
     "a fork bomb": [
-        "bash[nohup sh -c 'f() { f | f; }; f' >/dev/null 2>&1 & sleep 1; true]",
+        "bash[nohup sh -c 'f() { while :; do f & sleep 0.1; done; }; f' >/dev/null 2>&1 & sleep 1; true]",
     ],
     "symlinked tests": [
         "create[/workspace/fake/test_kv.py]\ndef test_ok():\n    pass\n",
@@ -285,3 +285,42 @@ def test_harbor_test_sh_under_the_same_rules(kv: CodingEnv) -> None:
         kv.step(a)
     g = grade_script(kv.task, kv.sandbox, kv.exec_env())
     assert g.reward == 0.0 and g.rewards == {"reward": 0.0}, g.log
+
+
+PROBE = '''
+import os, subprocess, sys
+
+CODE = """
+import os
+ppid = os.getppid()
+for p in ["/verifier/out/key", f"/proc/{ppid}/environ", f"/proc/{ppid}/mem"]:
+    try:
+        open(p, "rb").close()
+        print("OPENED", p)
+    except OSError as e:
+        print("DENIED", p, e.errno)
+"""
+
+
+def test_the_key_is_out_of_reach_of_what_the_tests_start() -> None:
+    out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True).stdout
+    assert "OPENED" not in out and out.count("DENIED") == 3, out
+'''
+
+
+def test_a_process_the_tests_start_cannot_read_the_key(kv: CodingEnv, tmp_path: Path) -> None:
+    """The runner deletes the key file before any test runs and is non-dumpable: its child (same uid)
+    can open neither the key file nor the runner's /proc environ or memory."""
+    from envs.coding.grading import grade_from_report, run_verifier_pytest
+
+    (tmp_path / "test_probe.py").write_text(PROBE)
+    task = kv.task.model_copy(update={"tests_dir": tmp_path, "test_files": ["test_probe.py"]})
+    kv.reset(seed=0)
+    folder = VerifierFolder(tmp_path, kv.sandbox.owner())
+    try:
+        res = run_verifier_pytest(kv.sandbox, folder, task, kv.exec_env(), f"{kv.exec_env()['VIRTUAL_ENV']}/bin/python")
+        report, problem = read_signed_report(folder)
+        g = grade_from_report(report, problem, res, True)
+    finally:
+        folder.remove()
+    assert g.reward == 1.0 and g.passed == 1, g.log + res.stdout[-2000:]
