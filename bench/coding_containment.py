@@ -157,7 +157,7 @@ def child_forge() -> dict[str, Any]:
     from envs.coding.env import CodingEnv
 
     names = ("test_put_and_get_still_work", "test_delete_removes_the_key", "test_delete_unknown_key_is_404[x]")
-    forger = "import os\n" + "".join(f"print('PASSED test_kv.py::{t}')\n" for t in names) + "os._exit(0)\n"
+    forger = "import os\n" + "".join(f"print('PASSED test_kv.py::{t}', flush=True)\n" for t in names) + "os._exit(0)\n"
     env = CodingEnv(task="example-kv-delete")
     try:
         env.reset(seed=0)
@@ -182,8 +182,10 @@ CHILDREN = {
 # --- the parent ----------------------------------------------------------------------------------------
 
 
-def run_child(tree: Path, *args: str, timeout: float = 180) -> dict[str, Any]:
+def run_child(tree: Path, *args: str, timeout: float = 180, tmpdir: Path | None = None) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
     res = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--child", *args],
         cwd=tree,
@@ -198,32 +200,40 @@ def run_child(tree: Path, *args: str, timeout: float = 180) -> dict[str, Any]:
     return json.loads(lines[-1])
 
 
-def _snapshot_leftovers() -> dict[str, set[str]]:
-    tmp = Path(tempfile.gettempdir())
+def _empty(group: Path) -> bool:
+    try:
+        return not (group / "cgroup.procs").read_text().strip()
+    except OSError:
+        return False
+
+
+def _snapshot_leftovers(tmp: Path) -> dict[str, set[str]]:
+    """Temp folders in the side's private TMPDIR; empty sandbox cgroups (a live sandbox's group holds its
+    processes, so other runs on this machine add none); disk folders."""
     folders = {p.name for p in tmp.iterdir() if p.name.startswith("agentsim-")}
     groups = {
         f"{c}/{d.name}"
         for c in ("memory", "pids", "cpu")
         if (CG_ROOT / c / "agentsim-sandboxes").is_dir()
         for d in (CG_ROOT / c / "agentsim-sandboxes").iterdir()
-        if d.is_dir()
+        if d.is_dir() and _empty(d)
     }
     disks = {d.name for d in DISKS.iterdir()} if DISKS.is_dir() else set()
     return {"folders": folders, "cgroups": groups, "disks": disks}
 
 
-def _exists(kind: str, name: str) -> bool:
+def _exists(kind: str, name: str, tmp: Path) -> bool:
     if kind == "folders":
-        return (Path(tempfile.gettempdir()) / name).exists()
+        return (tmp / name).exists()
     if kind == "cgroups":
         return (CG_ROOT / name.split("/")[0] / "agentsim-sandboxes" / name.split("/")[1]).exists()
     return (DISKS / name).exists()
 
 
-def crash_trial(tree: Path) -> dict[str, Any]:
+def crash_trial(tree: Path, tmp: Path) -> dict[str, Any]:
     """kill -9 an episode; leftovers just after, then after the next start (a new sandbox)."""
-    before = _snapshot_leftovers()
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    before = _snapshot_leftovers(tmp)
+    env = {**os.environ, "PYTHONPATH": str(tree), "TMPDIR": str(tmp)}
     proc = subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve()), "--child", "episode"],
         cwd=tree,
@@ -235,12 +245,13 @@ def crash_trial(tree: Path) -> dict[str, Any]:
     ready = proc.stdout.readline().strip() == "ready"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    time.sleep(0.5)
-    after = _snapshot_leftovers()
+    time.sleep(1.0)  # the sandbox dies with its parent; its cgroups empty
+    after = _snapshot_leftovers(tmp)
     new = {k: sorted(after[k] - before[k]) for k in after}
-    readable = [n for n in new["folders"] if (Path(tempfile.gettempdir()) / n).stat().st_mode & 0o004]
-    run_child(tree, "next_start")
-    still = {k: [n for n in v if _exists(k, n)] for k, v in new.items()}
+    new["disks"] = [d for d in new["disks"] if d.startswith(f"{proc.pid}-")]
+    readable = [n for n in new["folders"] if (tmp / n).stat().st_mode & 0o004]
+    run_child(tree, "next_start", tmpdir=tmp)
+    still = {k: [n for n in v if _exists(k, n, tmp)] for k, v in new.items()}
     return {
         "ready": ready,
         "after_crash": {k: len(v) for k, v in new.items()},
@@ -250,13 +261,13 @@ def crash_trial(tree: Path) -> dict[str, Any]:
     }
 
 
-def clean_up(names: dict[str, list[str]]) -> None:
+def clean_up(names: dict[str, list[str]], tmp: Path) -> None:
     """Remove what a trial left (the old code never does): mounts first, then folders and cgroups."""
     from envs.coding.sandbox.disk import reap_stale
 
     reap_stale()
     for n in names.get("folders", []):
-        p = Path(tempfile.gettempdir()) / n
+        p = tmp / n
         subprocess.run(["umount", "-l", str(p)], capture_output=True)
         shutil.rmtree(p, ignore_errors=True)
     for n in names.get("cgroups", []):
@@ -292,9 +303,15 @@ def main() -> None:
         }
         results["crash"] = {}
         for side, tree in trees.items():
-            trials = [crash_trial(tree) for _ in range(args.trials)]
-            for t in trials:
-                clean_up(t.pop("names_left"))
+            tmp = Path(tempfile.mkdtemp(prefix=f"coding-containment-{side}-tmp-"))
+            tmp.chmod(0o711)  # bwrap resolves the workspace as the sandbox's uid
+            try:
+                trials = [crash_trial(tree, tmp) for _ in range(args.trials)]
+                for t in trials:
+                    clean_up(t.pop("names_left"), tmp)
+            finally:
+                subprocess.run(["umount", "-R", "-l", str(tmp)], capture_output=True)
+                shutil.rmtree(tmp, ignore_errors=True)
             results["crash"][side] = trials
         results["forge"] = {side: run_child(tree, "forge") for side, tree in trees.items()}
     finally:
