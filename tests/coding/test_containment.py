@@ -20,7 +20,13 @@ from envs.coding.sandbox import (
     make_sandbox,
     unavailable_reason,
 )
-from envs.coding.sandbox.cgroup import PARENT, SANDBOX_CPU_SHARES, V1_ROOT, cpu_unavailable_reason
+from envs.coding.sandbox.cgroup import (
+    PARENT,
+    SANDBOX_CPU_SHARES,
+    SANDBOXES_CPU_SHARES,
+    V1_ROOT,
+    cpu_unavailable_reason,
+)
 from envs.coding.tools import EDIT_BYTES, VIEW_BYTES
 
 REASON = unavailable_reason("bwrap")
@@ -103,7 +109,7 @@ def test_each_sandbox_gets_a_cpu_share_or_the_nice_fallback() -> None:
             assert cg.cpu is not None and (cg.cpu / "cpu.shares").read_text().strip() == str(SANDBOX_CPU_SHARES)
             pids = {int(p) for p in (cg.cpu / "cgroup.procs").read_text().split()}
             assert set(sb.processes()) <= pids
-            assert (V1_ROOT / "cpu" / PARENT / "cpu.shares").read_text().strip() == "256"
+            assert (V1_ROOT / "cpu" / PARENT / "cpu.shares").read_text().strip() == str(SANDBOXES_CPU_SHARES)
     with make_sandbox("bwrap", use_cgroup=False) as sb:  # the fallback: nice 19 and the autogroup's nice
         res = sb.exec("nice; cat /proc/self/autogroup")
         assert res.stdout.split()[0] == "19"

@@ -10,9 +10,10 @@ rlimits only (`BwrapSandbox.cgroup` is None). Processes join by writing their ow
 `cgroup.procs` just before they exec (see `join_argv`), so nothing forks outside the group.
 
 CPU (issue 43): where the v1 `cpu` controller can be driven too, each sandbox also gets a `cpu`
-group under `agentsim-sandboxes`, whose `cpu.shares` (`SANDBOXES_CPU_SHARES`) is a quarter of a
-host process's weight: all sandboxes together yield to the host's own work, and each sandbox
-gets an equal share of what they get (`SANDBOX_CPU_SHARES` each). Where it cannot, the bwrap
+group under `agentsim-sandboxes`, whose `cpu.shares` (`SANDBOXES_CPU_SHARES`) is one busy host
+process's weight: all sandboxes together, however many loops they run, weigh as much as one host
+process, and each sandbox gets an equal share of that (`SANDBOX_CPU_SHARES` each). (A quarter,
+256, starved a service's start past the grader's port wait on a machine loaded to 15.) Where it cannot, the bwrap
 backend falls back to `nice` plus the autogroup's nice (`bwrap.py`).
 
 Names are `<owner pid>-<random>`, so `reap_stale_cgroups` (run at a process's first sandbox
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 V1_ROOT = Path("/sys/fs/cgroup")
 PARENT = "agentsim-sandboxes"
 CONTROLLERS = ("memory", "pids", "cpu")
-SANDBOXES_CPU_SHARES = 256  # all sandboxes together, against 1024 per busy host process (nice 0)
+SANDBOXES_CPU_SHARES = 1024  # all sandboxes together, as one busy host process (nice 0) weighs
 SANDBOX_CPU_SHARES = 1024  # each sandbox within that
 
 
