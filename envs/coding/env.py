@@ -32,11 +32,22 @@ from typing import Any
 import gymnasium as gym
 
 from envs.coding import deps as deps_mod
-from envs.coding.grading import GRADER_MOUNT, Grade, Stash, grade, keep_pids, stop_processes
+from envs.coding.grading import GRADER_MOUNT, Grade, Stash, grade
 from envs.coding.published import PublishedTask, UnreproducibleTaskError, check_reproducible
 from envs.coding.published.verifier import PublishedGrade, run_verifier
 from envs.coding.published.workspace import materialize, oracle_script, solution_yaml_script
-from envs.coding.sandbox import Limits, PathEscapeError, Sandbox, SandboxError, WorkspaceSnapshot, make_sandbox
+from envs.coding.sandbox import (
+    BackendUnavailableError,
+    FileTooLargeError,
+    Limits,
+    NotRegularFileError,
+    PathEscapeError,
+    Sandbox,
+    SandboxError,
+    WorkspaceSnapshot,
+    make_sandbox,
+    unavailable_reason,
+)
 from envs.coding.serving import SERVER
 from envs.coding.tasks import dataset_dirs, load_task, load_task_dir, shipped_tasks
 from envs.coding.tasks.model import AnyTask
@@ -148,7 +159,6 @@ class CodingEnv(gym.Env):
         self._stash: Stash | None = None
         self._deps: deps_mod.Deps | None = None
         self._pristine: WorkspaceSnapshot | None = None
-        self._keep: list[int] = []
         self._state = _State()
         self._started_episode = False
 
@@ -288,6 +298,11 @@ class CodingEnv(gym.Env):
     def _ensure_sandbox(self) -> Sandbox:
         if self._sb is not None and not self._sb.closed:
             return self._sb
+        reason = unavailable_reason(self.backend)
+        if reason is not None:
+            others = [b for b in ENV_BACKENDS if b != self.backend and unavailable_reason(b) is None]
+            hint = f"; available here: backend={others[0]!r}" if others else "; no isolating backend runs here"
+            raise BackendUnavailableError(f"the {self.backend} backend is unavailable on this machine: {reason}{hint}")
         self._deps = deps_mod.prepare(self.task.requirements, self.task.npm)
         self._stash = Stash(GRADER_MOUNT)
         where: dict[str, Any] = {"workdir": self.workdir, "mounts": self._mounts()} if self._mounts() else {}
@@ -305,12 +320,13 @@ class CodingEnv(gym.Env):
         else:
             shutil.copytree(self.task.repo_dir, sb.workspace, dirs_exist_ok=True, symlinks=True)
         try:
+            self._stash.give_to(sb.owner())  # readable by the sandbox's user only
             sb.start()
         except BaseException:
             self._stash.remove()
+            sb.close()
             raise
         self._sb = sb
-        self._keep = keep_pids(sb)
         self._pristine = sb.snapshot()
         return sb
 
@@ -326,10 +342,9 @@ class CodingEnv(gym.Env):
         return self._deps.env()
 
     def _clean(self) -> None:
-        """No process of the agent survives (services included); /tmp and $HOME emptied."""
-        sb = self.sandbox
-        stop_processes(sb, self._keep)
-        sb.exec('find /tmp "$HOME" -mindepth 1 -delete 2>/dev/null; true', timeout=30)
+        """No process of the agent survives (fork bombs, services and respawners included): the sandbox's
+        every process is killed and it restarts with a fresh /tmp and $HOME (`Sandbox.kill_all`)."""
+        self.sandbox.kill_all()
 
     # --- gymnasium ----------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -388,8 +403,10 @@ class CodingEnv(gym.Env):
         try:
             call = parse_action(action)
             obs = self._run(call.tool, call.args)
-        except (ActionError, PathEscapeError) as e:
+        except (ActionError, PathEscapeError, NotRegularFileError, FileTooLargeError) as e:
             return self._invalid(self._shown(str(e)))
+        except OSError as e:  # the agent's files can be anything: a bad one is the agent's error, not ours
+            return self._invalid(self._shown(f"{e.strerror or e} ({e.filename or 'the file'})"))
         if call.tool == "submit":
             assert self._state.grade is not None
             return obs, self._state.grade.reward, True, False, self._info()
@@ -426,16 +443,14 @@ class CodingEnv(gym.Env):
 
     def grade(self) -> Grade | PublishedGrade:
         """Grade the workspace now (the episode goes on; `submit[]` is what ends it)."""
-        sb = self.sandbox
-        assert self._stash is not None
         if isinstance(self.task, PublishedTask):
-            return self._verify_published(self.task, sb)
-        return grade(self.task, sb, self._stash, self.exec_env(), keep=self._keep, port_wait_s=self.port_wait_s)
+            return self._verify_published(self.task, self.sandbox)
+        return grade(self.task, self.sandbox, self.exec_env(), port_wait_s=self.port_wait_s)
 
     def _verify_published(self, task: PublishedTask, sb: Sandbox) -> PublishedGrade:
         """The task's own verifier, in a one-shot sandbox over the workspace, once every agent process is gone."""
         assert self._deps is not None
-        stop_processes(sb, self._keep)
+        sb.kill_all()
         return run_verifier(
             task,
             sb.workspace,

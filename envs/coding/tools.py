@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import posixpath
 import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from envs.coding.sandbox import ExecResult, PathEscapeError, Sandbox
+from envs.coding.sandbox import ExecResult, FileTooLargeError, NotRegularFileError, PathEscapeError, Sandbox
 
 WORKSPACE = "/workspace"
 VERBS = ("bash", "view", "create", "str_replace", "submit")
@@ -39,6 +40,10 @@ TEMPLATES = ["bash[...]", "view[...]", "create[...]", "str_replace[...]"]
 SUBMIT = "submit[]"
 MARKER = "\x1e__agentsim_state__\x1e"
 VIEW_LINES = 400
+# What one file action may read into the host's memory (issue 43): `view` streams and stops at
+# VIEW_BYTES; `str_replace` edits files up to EDIT_BYTES and refuses bigger ones with the cap named.
+VIEW_BYTES = 1024 * 1024
+EDIT_BYTES = 4 * 1024 * 1024
 SEARCH, DIVIDER, REPLACE = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
 
 
@@ -251,9 +256,11 @@ def resolve(path: str, cwd: str) -> str:
 
 
 def view(sb: Sandbox, path: str, cwd: str, start: int | None, end: int | None, limit: int) -> str:
+    """Lines start..end of a file (streamed: at most VIEW_BYTES are read, however big or sparse the
+    file), or a folder's listing."""
     full = resolve(path, cwd)
     try:
-        data = sb.read_file(full, max_bytes=4 * 1024 * 1024)
+        f = sb.open_file(full)
     except IsADirectoryError:
         res = sb.exec(f"ls -1Ap -- {shlex.quote(full)}", timeout=10)
         if res.exit_code != 0:
@@ -261,12 +268,28 @@ def view(sb: Sandbox, path: str, cwd: str, start: int | None, end: int | None, l
         return f"{full}/:\n" + clip(res.stdout.rstrip("\n"), limit)
     except FileNotFoundError:
         raise ActionError(f"{full} does not exist") from None
-    lines = data.decode("utf-8", "replace").splitlines()
+    except NotRegularFileError as e:
+        raise ActionError(f"view: {e}; view shows regular files and folders") from None
     lo = (start or 1) - 1
-    hi = min(len(lines), end if end is not None else lo + VIEW_LINES)
-    shown = "\n".join(f"{i + 1:6}\t{line}" for i, line in enumerate(lines[lo:hi], start=lo))
+    want_hi = end if end is not None else lo + VIEW_LINES
+    shown: list[str] = []
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(VIEW_BYTES)
+    capped = size > len(head)
+    lines = head.decode("utf-8", "replace").splitlines()
+    if capped and lines and not head.endswith(b"\n"):
+        lines.pop()  # the last line is cut by the cap
+    shown = [f"{i + 1:6}\t{line}" for i, line in enumerate(lines[lo:want_hi], start=lo)]
+    hi = min(len(lines), want_hi)
+    if capped:
+        head_note = f"{full} ({size:,} bytes; only its first {VIEW_BYTES:,} bytes are read, {len(lines)} lines):\n"
+        more = f"\n[the rest of the file is past the {VIEW_BYTES:,}-byte view cap: use bash (sed -n, head, tail)]"
+        if not shown:
+            more = f"[lines {lo + 1}- are past the {VIEW_BYTES:,}-byte view cap: use bash (sed -n, head, tail)]"
+        return head_note + clip("\n".join(shown), limit) + more
     more = f"\n[{len(lines) - hi} more lines; view[{path}:{hi + 1}-{hi + VIEW_LINES}]]" if hi < len(lines) else ""
-    return f"{full} ({len(lines)} lines):\n" + clip(shown, limit) + more
+    return f"{full} ({len(lines)} lines):\n" + clip("\n".join(shown), limit) + more
 
 
 def create(sb: Sandbox, path: str, cwd: str, content: str) -> str:
@@ -277,19 +300,27 @@ def create(sb: Sandbox, path: str, cwd: str, content: str) -> str:
         sb.write_file(full, content)
     except IsADirectoryError:
         raise ActionError(f"{full} is a folder") from None
+    except NotRegularFileError as e:
+        raise ActionError(f"create: {e}; it writes regular files") from None
     return f"wrote {full} ({len(content.encode())} bytes, {content.count(chr(10)) + (not content.endswith(chr(10)) and bool(content))} lines)"
 
 
 def str_replace(sb: Sandbox, path: str, cwd: str, old: str, new: str) -> str:
     full = resolve(path, cwd)
     try:
-        text = sb.read_file(full).decode("utf-8")
+        text = sb.read_file(full, EDIT_BYTES, refuse_larger=True).decode("utf-8")
     except FileNotFoundError:
         raise ActionError(f"{full} does not exist") from None
     except IsADirectoryError:
         raise ActionError(f"{full} is a folder") from None
     except UnicodeDecodeError:
         raise ActionError(f"{full} is not UTF-8 text") from None
+    except NotRegularFileError as e:
+        raise ActionError(f"str_replace: {e}; it edits regular files") from None
+    except FileTooLargeError:
+        raise ActionError(
+            f"str_replace edits files up to {EDIT_BYTES:,} bytes; {full} is bigger: edit it with bash (sed)"
+        ) from None
     n = text.count(old)
     if n != 1:
         raise ActionError(f"the SEARCH text occurs {n} times in {full}; it must occur exactly once")

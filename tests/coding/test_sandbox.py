@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from envs.coding.sandbox import (
     ExecResult,
     Limits,
+    NotRegularFileError,
     PathEscapeError,
     SandboxError,
     available_backends,
@@ -288,7 +289,7 @@ def test_files_round_trip_with_the_sandbox(bwrap_sb) -> None:
     with pytest.raises(IsADirectoryError):
         bwrap_sb.read_file("src")
     bwrap_sb.exec("mkfifo pipe")
-    with pytest.raises(PermissionError):
+    with pytest.raises(NotRegularFileError, match="'pipe' is a FIFO, not a regular file"):
         bwrap_sb.read_file("pipe")
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shlex
 import shutil
 import tempfile
@@ -27,10 +28,35 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from envs.coding.grading import TestOutcome, mask, parse_pytest, summary_excerpt, wait_for_port
+from envs.coding.grading import Outcome, TestOutcome, mask, short_node, summary_excerpt, wait_for_port
 from envs.coding.published.formats import LOGS_DIR, TEST_DIR
 from envs.coding.published.model import PublishedTask
 from envs.coding.sandbox import Limits, Sandbox
+
+# Terminal-Bench's own verdict: its pytest parser reads the `-rA` short summary that run-tests.sh prints (the
+# task's format; our shipped tasks are graded from a signed structured report instead, envs/coding/grading.py)
+_SUMMARY = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", re.M)
+_OUTCOME: dict[str, Outcome] = {
+    "PASSED": "passed",
+    "FAILED": "failed",
+    "ERROR": "error",
+    "SKIPPED": "skipped",
+    "XFAIL": "xfailed",
+    "XPASS": "xpassed",
+}
+
+
+def parse_pytest(output: str) -> list[TestOutcome]:
+    """Per-test outcomes from pytest's `-rA` short summary, named `file::test`."""
+    seen: dict[str, Outcome] = {}
+    for word, node in _SUMMARY.findall(output):
+        if node.startswith("["):  # `SKIPPED [1] file:line: reason` names no test id
+            continue
+        seen.setdefault(short_node(node), _OUTCOME[word])
+    for file, line in re.findall(r"^SKIPPED \[\d+\] (\S+?):(\d+)", output, re.M):
+        seen.setdefault(f"{short_node(file)}:{line}", "skipped")
+    return [TestOutcome(name=n, outcome=o) for n, o in sorted(seen.items())]
+
 
 VERIFIER_LIB = "/opt/agentsim-verifier"  # sitecustomize.py: the WORKDIR after site-packages
 SERVICE_LOG = "/tmp/.agentsim-service.log"

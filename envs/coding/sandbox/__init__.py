@@ -14,17 +14,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from envs.coding.sandbox.base import ExecResult, Limits, Sandbox, SandboxError
+from envs.coding.sandbox.base import BackendUnavailableError, ExecResult, Limits, Sandbox, SandboxError
 from envs.coding.sandbox.disk import DiskUsage
-from envs.coding.sandbox.paths import PathEscapeError
-from envs.coding.sandbox.snapshot import WorkspaceSnapshot
+from envs.coding.sandbox.paths import FileTooLargeError, NotRegularFileError, PathEscapeError
+from envs.coding.sandbox.snapshot import SnapshotTooLargeError, WorkspaceSnapshot
 
 BACKENDS = ("bwrap", "docker", "local")
 
 __all__ = [
     "BACKENDS",
+    "BackendUnavailableError",
     "DiskUsage",
     "ExecResult",
+    "FileTooLargeError",
+    "NotRegularFileError",
+    "SnapshotTooLargeError",
     "Limits",
     "PathEscapeError",
     "Sandbox",

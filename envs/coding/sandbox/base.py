@@ -14,17 +14,16 @@ import selectors
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envs.coding.sandbox import paths
+from envs.coding.sandbox import leftovers, paths
 from envs.coding.sandbox.disk import (
     QUOTA_MODES,
     DiskSetupError,
@@ -45,6 +44,10 @@ PIPE_GRACE_S = 0.2
 
 class SandboxError(RuntimeError):
     """A sandbox could not be started or used (not: a command that failed inside it)."""
+
+
+class BackendUnavailableError(SandboxError):
+    """The backend asked for cannot run on this machine (the message says why and what does)."""
 
 
 class Limits(BaseModel):
@@ -71,6 +74,7 @@ class Limits(BaseModel):
     timeout_s: float = Field(default=120.0, gt=0)
     disk_bytes: int = Field(default=4 * 1024**3, ge=1024**2)  # the workspace's total size
     disk_files: int = Field(default=200_000, ge=16)  # files, folders and links in the workspace
+    snapshot_bytes: int = Field(default=128 * 1024**2, gt=0)  # file data one snapshot may hold (holes are free)
 
     def prlimit_args(self) -> list[str]:
         """`prlimit` options that set these limits (soft = hard, so the sandbox cannot raise them)."""
@@ -256,7 +260,7 @@ class Sandbox(ABC):
         self.disk: LoopDisk | DiskWatchdog | None = None
         self._disk_released = False
         self._own_workspace = workspace is None
-        ws = Path(tempfile.mkdtemp(prefix=f"agentsim-{self.backend}-")) if workspace is None else Path(workspace)
+        ws = leftovers.private_dir(self.backend) if workspace is None else Path(workspace)
         ws.mkdir(parents=True, exist_ok=True)
         self.workspace = ws.resolve()
         self.started = False
@@ -268,6 +272,9 @@ class Sandbox(ABC):
         if self.closed:
             raise SandboxError(f"{self.backend} sandbox is closed")
         if not self.started:
+            leftovers.sweep_once()  # what crashed processes left behind (leftovers.py)
+            if self._own_workspace:  # private, whatever was copied into it (copytree copies the source's mode)
+                self.workspace.chmod(0o700)
             try:
                 self._start()
             except BaseException:
@@ -316,6 +323,31 @@ class Sandbox(ABC):
     def processes(self) -> list[int]:
         """Pids of the processes running in the sandbox now (empty once closed)."""
         raise NotImplementedError(f"{self.backend} cannot list its processes")
+
+    def kill_all(self) -> None:
+        """Kill every process in the sandbox (fork bombs and respawners included) and return only once
+        none is left, with the sandbox up again on the same workspace (fresh /tmp and HOME).
+
+        What grading and reset rely on: no process of the agent outlives it."""
+        raise NotImplementedError(f"{self.backend} cannot kill all of its processes")
+
+    def run_verifier(
+        self,
+        argv: list[str],
+        *,
+        ro_binds: Mapping[str, str],
+        rw_binds: Mapping[str, str],
+        env: Mapping[str, str],
+        cwd: str,
+        timeout: float,
+    ) -> ExecResult:
+        """Run `argv` once in a separate, new sandbox that shares only this sandbox's network (its
+        loopback: the service under test) and its workspace (read-only, at /workspace).
+
+        `ro_binds` / `rw_binds`: {host path: path inside}; the rw folders are given to the verifier's
+        own uid, which is not the agent's. The environment is exactly `env` (plus nothing of the
+        host's). No process of the verifier outlives the call."""
+        raise NotImplementedError(f"{self.backend} has no separate verifier sandbox")
 
     # -- the workspace's disk quota (disk.py) ---------------------------------------------------------
     def _attach_disk(self) -> None:
@@ -402,17 +434,28 @@ class Sandbox(ABC):
         """Host uid/gid new files must belong to so the sandboxed user can write them (None: leave)."""
         return None
 
-    def read_file(self, path: str, max_bytes: int | None = None) -> bytes:
-        """Bytes of a regular file in the workspace; `path` relative or under /workspace, no escape."""
-        return paths.read_file(self.workspace, path, max_bytes=max_bytes)
+    def owner(self) -> tuple[int, int] | None:
+        """The host uid/gid the sandbox's user (and its verifier) runs as: give it a private folder
+        (0700) to make that folder reachable by the sandbox and by nobody else on the host."""
+        return self._owner()
+
+    def read_file(self, path: str, max_bytes: int | None = None, *, refuse_larger: bool = False) -> bytes:
+        """Bytes of a regular file in the workspace; `path` relative or under /workspace, no escape.
+        At most `max_bytes` (`refuse_larger`: a bigger file raises `FileTooLargeError` instead)."""
+        return paths.read_file(self.workspace, path, max_bytes=max_bytes, refuse_larger=refuse_larger)
+
+    def open_file(self, path: str) -> BinaryIO:
+        """A regular file of the workspace opened for reading, to read in chunks (the caller closes it)."""
+        return paths.open_file(self.workspace, path)
 
     def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
         """Create or replace a file in the workspace (parents made), owned by the sandbox user."""
         paths.write_file(self.workspace, path, data.encode() if isinstance(data, str) else data, mode, self._owner())
 
     def snapshot(self) -> WorkspaceSnapshot:
-        """The workspace's files now, in memory (processes are not part of it)."""
-        return snapshot_tree(self.workspace)
+        """The workspace's files now, in memory (processes are not part of it); at most
+        `Limits.snapshot_bytes` of file data (sparse holes are free), else `SnapshotTooLargeError`."""
+        return snapshot_tree(self.workspace, self.limits.snapshot_bytes)
 
     def restore(self, snap: WorkspaceSnapshot) -> None:
         """Put the workspace back exactly as in `snap` (files added since are removed)."""

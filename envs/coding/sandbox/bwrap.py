@@ -50,6 +50,10 @@ SANDBOX_UID = 1000
 HOME = "/home/user"
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 START_TIMEOUT_S = 10.0
+KILL_WAIT_S = 10.0  # how long kill_all waits for the kernel to take a pid namespace down
+# CPU fallback where no cpu cgroup can be made (cgroup.py): every process at nice 19, its autogroup too
+NICE = ["nice", "-n", "19"]
+AUTOGROUP_NICE = 19
 # Host uids for sandboxes: far above any real account; one per sandbox (pid-salted across processes).
 _UID_BASE, _UID_SPAN = 2_000_000, 1_000_000
 _uid_counter = itertools.count()
@@ -161,31 +165,14 @@ class BwrapSandbox(Sandbox):
             a.append("--share-net")
         a += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--disable-userns"]
         a += ["--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
-        a += ["--ro-bind", "/usr", "/usr"]
-        for link in ("bin", "lib", "lib64", "sbin", "lib32", "libx32"):
-            host = Path("/") / link
-            if host.is_symlink():
-                a += ["--symlink", os.readlink(host), f"/{link}"]
-            elif host.is_dir():
-                a += ["--ro-bind", str(host), f"/{link}"]
-        a += ["--ro-bind", "/etc", "/etc"]
-        for f in HIDDEN_FILES:
-            if os.path.isfile(f):
-                a += ["--ro-bind", "/dev/null", f]
-        for d in HIDDEN_DIRS:
-            if os.path.isdir(d):
-                a += ["--tmpfs", d, "--remount-ro", d]
-        a += ["--proc", "/proc", "--dev", "/dev"]
-        a += ["--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp"]
-        a += ["--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
-        a += ["--size", str(self.limits.tmp_bytes), "--tmpfs", HOME]
+        a += _base_fs_args(self.limits.tmp_bytes)
         a += ["--bind-fd", str(fds[MOUNT_POINT]), MOUNT_POINT]
         a += self._published_binds(fds)
         for dest, fd in fds.items():
             if dest != MOUNT_POINT and dest not in self.mounts and dest not in self.rw_binds.values():
                 a += ["--ro-bind-fd", str(fd), dest]
         # the skeleton bwrap builds (/, /dev) is tmpfs: read-only, or it is unbounded RAM to write into
-        a += ["--size", str(self.limits.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--remount-ro", "/"]
+        a += ["--remount-ro", "/dev", "--remount-ro", "/"]
         a += ["--chdir", self.workdir, "--info-fd", str(info_w)]
         # the lifeline: prints readiness, then waits on our pipe; EOF (we died) ends the sandbox
         a += ["/bin/sh", "-c", "echo ready; exec cat >/dev/null"]
@@ -215,6 +202,10 @@ class BwrapSandbox(Sandbox):
                 self.cgroup = SandboxCgroup(self.limits.memory_bytes, self.limits.processes, self.host_uid)
             else:
                 log.info("bwrap sandbox without a cgroup (rlimits only): %s", reason)
+        self._launch()
+
+    def _launch(self) -> None:
+        """Start bwrap (the namespaces, init and the lifeline) over the prepared workspace."""
         fds: dict[str, int] = {}
         info_r, info_w = os.pipe()
         try:
@@ -229,6 +220,8 @@ class BwrapSandbox(Sandbox):
             argv = self._argv(fds, info_w)
             if self.cgroup is not None:
                 argv = self.cgroup.join_argv(argv)
+            else:
+                argv = [*NICE, *argv]
             uid = self.host_uid
 
             def launch() -> subprocess.Popen[bytes]:
@@ -249,6 +242,8 @@ class BwrapSandbox(Sandbox):
                 self._proc = _launcher.submit(launch).result()
             except OSError as e:
                 raise SandboxError(f"could not run bwrap: {e}") from e
+            if self.cgroup is None:
+                lower_autogroup(self._proc.pid)
         finally:
             os.close(info_w)
             for fd in fds.values():
@@ -284,31 +279,58 @@ class BwrapSandbox(Sandbox):
         self.pid_namespace = f"pid:[{meta['pid-namespace']}]"
         self._keepers = {self.init_pid, *_children(self.init_pid)}
 
-    def _shutdown(self) -> None:
-        """SIGKILL the namespace's init (the kernel kills the rest), reap bwrap, check nothing is left."""
-        if self.init_pid is not None and _pid_ns(self.init_pid) == self.pid_namespace:
+    def _kill_namespace(self, wait_s: float = KILL_WAIT_S) -> int:
+        """SIGKILL the namespace's init (the kernel kills the rest), reap bwrap, and wait on the host's
+        /proc until no process of the namespace is left (and the cgroup counts none); how many were
+        left when init was killed. A straggler is killed by pid; SandboxError if any survives."""
+        ns = self.pid_namespace
+        before = len(pids_in_namespace(ns)) if ns is not None else 0
+        if self.init_pid is not None and _pid_ns(self.init_pid) == ns:
             try:
                 os.kill(self.init_pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         if self._proc is not None:
             try:  # bwrap exits (reaping init) as soon as init is gone
-                self._proc.wait(timeout=2)
+                self._proc.wait(timeout=wait_s)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
             for f in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
                 if f is not None:
                     f.close()
-        if self.pid_namespace is not None:
-            left = pids_in_namespace(self.pid_namespace)
-            if left:  # should not happen: pid-namespace teardown is the kernel's job
-                log.error("bwrap sandbox left %d processes; killing them", len(left))
-                for pid in left:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+            self._proc = None
+        deadline = time.monotonic() + wait_s
+        while ns is not None:
+            left = pids_in_namespace(ns)
+            busy = self.cgroup.processes() if self.cgroup is not None else 0
+            if not left and not busy:
+                break
+            if time.monotonic() > deadline:
+                raise SandboxError(f"{len(left)} processes of the sandbox are still alive {wait_s:g} s after its kill")
+            for pid in left:  # should not happen: pid-namespace teardown is the kernel's job
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.005)
+        self.init_pid = None
+        return before
+
+    def kill_all(self) -> None:
+        """Kill every process in the sandbox and wait until none is left, then start it again on the
+        same workspace (see `Sandbox.kill_all`): the namespace's init dies, so nothing the agent
+        started (a fork bomb, a respawner, a double-forked daemon) can outlive it."""
+        self._check_running()
+        self._kill_namespace()
+        self._launch()
+
+    def _shutdown(self) -> None:
+        """Kill every process (as `kill_all`), remove the cgroup, release the disk, hand the files back."""
+        try:
+            self._kill_namespace()
+        except SandboxError as e:
+            log.error("%s", e)
         if self.cgroup is not None:
             self.cgroup.remove()
         self._release_disk()  # before handing the files back: they are copied out of the image first
@@ -366,7 +388,7 @@ class BwrapSandbox(Sandbox):
             "-c",
             cmd,
         ]
-        return self.cgroup.join_argv(argv) if self.cgroup is not None else argv
+        return self.cgroup.join_argv(argv) if self.cgroup is not None else [*NICE, *argv]
 
     def exec(self, cmd: str, timeout: float | None = None, env: dict[str, str] | None = None) -> ExecResult:
         """Run `cmd` inside; the host's environment never enters (only PATH, HOME, LANG and `env`)."""
@@ -379,8 +401,128 @@ class BwrapSandbox(Sandbox):
             timeout_s=timeout if timeout is not None else self.limits.timeout_s,
             limits=self.limits,
             env={"PATH": PATH},
+            on_spawn=None if self.cgroup is not None else lower_autogroup,
         )
         return self._note_disk(res, mark)
+
+    # -- the verifier ----------------------------------------------------------------------------
+    def run_verifier(
+        self,
+        argv: list[str],
+        *,
+        ro_binds: Mapping[str, str],
+        rw_binds: Mapping[str, str],
+        env: Mapping[str, str],
+        cwd: str,
+        timeout: float,
+    ) -> ExecResult:
+        """A one-shot bwrap sandbox in this sandbox's network namespace (see `Sandbox.run_verifier`).
+
+        It runs in its own user, pid, mount, ipc and uts namespaces and its own cgroup, as the
+        workspace's host uid (so it reads the workspace as the agent left it, and the host's other
+        users cannot); the workspace is bound read-only, the binds by descriptor. The agent's
+        processes (only the service under test is alive while grading) cannot reach it: its pids
+        are in another pid namespace (not even numbered in theirs), its files in another mount
+        namespace, and no path of theirs leads to its folders."""
+        self._check_running()
+        assert self.init_pid is not None
+        uid = self.host_uid
+        for host in rw_binds:
+            _chown_tree(Path(host), (uid, uid))
+        cgroup = None
+        if self.use_cgroup and cgroup_unavailable_reason() is None:
+            cgroup = SandboxCgroup(self.limits.memory_bytes, self.limits.processes, uid)
+        fds: list[int] = []
+        try:
+            a = ["bwrap", "--unshare-all", "--share-net", "--unshare-user"]  # share-net: the netns nsenter joined
+            a += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--disable-userns"]
+            a += ["--die-with-parent", "--new-session", "--hostname", "verifier", "--clearenv"]
+            a += _base_fs_args(self.limits.tmp_bytes)
+            fd = os.open(self.workspace, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            fds.append(fd)
+            a += ["--ro-bind-fd", str(fd), MOUNT_POINT]
+            for binds, flag in ((ro_binds, "--ro-bind-fd"), (rw_binds, "--bind-fd")):
+                for host, dest in binds.items():
+                    fd = os.open(host, os.O_PATH | os.O_CLOEXEC)
+                    fds.append(fd)
+                    a += [flag, str(fd), dest]
+            a += ["--remount-ro", "/dev", "--remount-ro", "/"]
+            for k, v in {"PATH": PATH, "HOME": HOME, "LANG": "C.UTF-8", **env}.items():
+                a += ["--setenv", k, v]
+            a += ["--chdir", cwd, "--", *argv]
+            full = ["nsenter", f"--net=/proc/{self.init_pid}/ns/net", "--"]
+            full += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+            full += ["prlimit", *self.limits.prlimit_args(), "--", *a]
+            if cgroup is not None:
+                full = cgroup.join_argv(full)
+            else:
+                full = [*NICE, *full]
+            return run_capped(
+                full,
+                timeout_s=timeout,
+                limits=self.limits,
+                env={"PATH": PATH},
+                pass_fds=tuple(fds),
+                on_spawn=None if cgroup is not None else lower_autogroup,
+            )
+        finally:
+            for fd in fds:
+                os.close(fd)
+            if cgroup is not None:
+                _kill_cgroup(cgroup)
+                cgroup.remove()
+
+
+def _base_fs_args(tmp_bytes: int) -> list[str]:
+    """The read-only system (/usr, /etc minus secrets), /proc, /dev, and private bounded tmpfs for
+    /tmp, /dev/shm and HOME: what every bwrap sandbox here sees besides its own binds."""
+    a = ["--ro-bind", "/usr", "/usr"]
+    for link in ("bin", "lib", "lib64", "sbin", "lib32", "libx32"):
+        host = Path("/") / link
+        if host.is_symlink():
+            a += ["--symlink", os.readlink(host), f"/{link}"]
+        elif host.is_dir():
+            a += ["--ro-bind", str(host), f"/{link}"]
+    a += ["--ro-bind", "/etc", "/etc"]
+    for f in HIDDEN_FILES:
+        if os.path.isfile(f):
+            a += ["--ro-bind", "/dev/null", f]
+    for d in HIDDEN_DIRS:
+        if os.path.isdir(d):
+            a += ["--tmpfs", d, "--remount-ro", d]
+    a += ["--proc", "/proc", "--dev", "/dev"]
+    a += ["--size", str(tmp_bytes), "--tmpfs", "/tmp"]
+    a += ["--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
+    a += ["--size", str(tmp_bytes), "--tmpfs", HOME]
+    a += ["--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
+    return a
+
+
+def lower_autogroup(pid: int) -> None:
+    """The CPU fallback where no cpu cgroup can be made: the new session's autogroup at nice 19 (the
+    scheduler shares CPU between autogroups first, so `nice` alone would not yield to the host)."""
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as f:
+            f.write(str(AUTOGROUP_NICE))
+    except OSError:  # no autogroups in this kernel, or the process is gone already
+        pass
+
+
+def _kill_cgroup(cgroup: SandboxCgroup) -> None:
+    """SIGKILL whatever is still in a one-shot group and wait (bounded) until it counts none."""
+    deadline = time.monotonic() + KILL_WAIT_S
+    while cgroup.processes() and time.monotonic() < deadline:
+        for f in cgroup.procs_files[:1]:
+            try:
+                pids = [int(p) for p in Path(f).read_text().split()]
+            except OSError:
+                pids = []
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.005)
 
 
 def _children(pid: int) -> list[int]:

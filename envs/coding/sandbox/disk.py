@@ -40,6 +40,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from envs.coding.sandbox.leftovers import alive
+
 log = logging.getLogger(__name__)
 
 DISK_ROOT = Path(os.environ.get("AGENTSIM_DISK_ROOT", "/var/tmp/agentsim-disks"))
@@ -185,6 +187,7 @@ class LoopDisk:
                     raise
                 time.sleep(0.05 * (attempt + 1))
         self._mounts.append(self.mnt)
+        os.chmod(self.mnt, stat.S_IMODE(os.stat(self.workspace).st_mode))  # mkfs makes its root 0755: keep ours (0700)
         lost = self.mnt / "lost+found"
         if lost.is_dir() and not (self.workspace / "lost+found").exists():
             lost.rmdir()  # not the user's; e2fsck would make it again if it ever ran
@@ -286,16 +289,6 @@ def _loop_backing(dev: str) -> str | None:
         return None
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 @cache
 def _reap_stale_once() -> None:
     reap_stale()
@@ -308,7 +301,7 @@ def reap_stale() -> int:
     stale = []
     for d in DISK_ROOT.iterdir():
         pid, _, _ = d.name.partition("-")
-        if d.is_dir() and pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+        if d.is_dir() and pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
             stale.append(d)
     if not stale:
         return 0

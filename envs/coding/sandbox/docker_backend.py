@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 HOME = "/home/user"
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOST_IMAGE_REPO = "agentsim/host-userland"
+VERIFIER_USER = "1001:1001"  # the verifier container runs as another uid than the agent (1000)
 # the same secrets bwrap hides, and for the same reason: /etc is the host's, read-only
 HIDDEN_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers")
 HIDDEN_DIRS = ("/etc/ssh", "/etc/ssl/private", "/etc/sudoers.d")
@@ -296,6 +297,88 @@ class DockerSandbox(Sandbox):
         top = self._container.top()
         col = top["Titles"].index("PID")
         return [int(row[col]) for row in top.get("Processes") or []]
+
+    def kill_all(self) -> None:
+        """Restart the container: the engine kills every process in its cgroup (fork bombs included) and
+        remounts its tmpfs; returns once the container runs again with only its keepers.
+        (Written for the interface; not run here: no engine on these machines.)"""
+        self._check_running()
+        try:
+            self._container.restart(timeout=0)
+        except Exception as e:
+            raise SandboxError(f"docker sandbox could not be restarted: {e}") from e
+        self._keepers = set()
+        deadline = time.monotonic() + 5
+        while len(self._keepers) < 2 and time.monotonic() < deadline:
+            self._keepers = set(self.processes())
+            time.sleep(0.02)
+
+    def run_verifier(
+        self,
+        argv: list[str],
+        *,
+        ro_binds: Mapping[str, str],
+        rw_binds: Mapping[str, str],
+        env: Mapping[str, str],
+        cwd: str,
+        timeout: float,
+    ) -> ExecResult:
+        """A one-shot container in this one's network namespace (`network_mode=container:<id>`), as its own
+        uid (VERIFIER_USER), with the workspace read-only (see `Sandbox.run_verifier`). Not run here."""
+        from docker.types import Mount
+
+        from envs.coding.sandbox.bwrap import _chown_tree
+
+        self._check_running()
+        uid, _, gid = VERIFIER_USER.partition(":")
+        for host in rw_binds:
+            _chown_tree(Path(host), (int(uid), int(gid)))
+        mounts = [Mount(MOUNT_POINT, str(self.workspace), type="bind", read_only=True)]
+        if self.image is None:
+            mounts += [Mount(dest, src, type="bind", read_only=True) for src, dest in host_mounts()]
+        mounts += [Mount(d, h, type="bind", read_only=True) for h, d in ro_binds.items()]
+        mounts += [Mount(d, h, type="bind") for h, d in rw_binds.items()]
+        t0 = time.monotonic()
+        lim = self.limits
+        c = self._client.containers.run(
+            self.image if self.image is not None else self._host_image(),
+            command=argv,
+            detach=True,
+            user=VERIFIER_USER,
+            working_dir=cwd,
+            mounts=mounts,
+            network_mode=f"container:{self._container.id}",
+            mem_limit=lim.memory_bytes,
+            pids_limit=lim.processes,
+            read_only=True,
+            tmpfs={"/tmp": f"size={lim.tmp_bytes}", HOME: f"size={lim.tmp_bytes}"},
+            environment={"HOME": HOME, "PATH": PATH, **env},
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            init=True,
+        )
+        timed_out = False
+        try:
+            try:
+                code = int(c.wait(timeout=timeout)["StatusCode"])
+            except Exception:  # noqa: BLE001 - requests' ReadTimeout
+                timed_out, code = True, 137
+                c.kill()
+            out, err = _CappedBuffer(lim.output_bytes), _CappedBuffer(lim.output_bytes)
+            out.feed(c.logs(stdout=True, stderr=False, tail=2000))
+            err.feed(c.logs(stdout=False, stderr=True, tail=2000))
+        finally:
+            c.remove(force=True)
+        return ExecResult(
+            exit_code=code,
+            stdout=out.text(),
+            stderr=err.text(),
+            truncated=out.truncated or err.truncated,
+            timed_out=timed_out,
+            stdout_bytes=out.total,
+            stderr_bytes=err.total,
+            duration_s=time.monotonic() - t0,
+        )
 
     def _kill_for_disk(self) -> None:
         """SIGKILL every process of the container but its init and `sleep infinity` (host pids)."""
