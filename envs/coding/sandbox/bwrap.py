@@ -213,7 +213,11 @@ class BwrapSandbox(Sandbox):
             for host, dest in self.ro_binds.items():
                 fds[dest] = os.open(host, os.O_PATH | os.O_CLOEXEC)
             for dest, sub in self.mounts.items():
-                fds[dest] = os.open(self.workspace / sub, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
+                folder = self.workspace / sub
+                if not folder.exists() and not folder.is_symlink():  # the agent removed it: back, empty, at (re)launch
+                    folder.mkdir(parents=True)
+                    os.chown(folder, self.host_uid, self.host_uid)
+                fds[dest] = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
             for host, dest in self.rw_binds.items():
                 _check_reachable(Path(host).resolve(), self.host_uid, "rw_bind", itself=True)
                 fds[dest] = os.open(host, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
