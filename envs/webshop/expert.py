@@ -7,6 +7,8 @@ best one, chooses the goal's options and buys. Epsilon noise is the scripted bra
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .catalog import Catalog
 from .reward import compute_reward, fuzzy, normalize_color
 from .shop import BACK_TO_SEARCH, BUY_NOW, NEXT, PAGE_SIZE, PREV, Page, ShopState
@@ -79,3 +81,21 @@ def expert_action(
         if have.get(name) != value:
             return f"click[{value.lower()}]"
     return f"click[{BUY_NOW}]"
+
+
+def best_query(queries: list[str], goal: Goal, catalog: Catalog, search: Callable[[str], list[int]]) -> int | None:
+    """Index of the query whose first results page holds the best buy for the goal (earliest rank, then the
+    earliest query, on ties); None if `queries` is empty. The expert's own query uses the goal's hidden keywords;
+    this ranks the queries a ranked-choice agent can actually send (spans of the instruction)."""
+    best: tuple[float, int] | None = None
+    best_i: int | None = None
+    for i, query in enumerate(queries):
+        results = tuple(search(query)[:PAGE_SIZE])
+        rank = pick_best(results, goal, catalog)
+        if rank is None:
+            continue
+        p = catalog.product(results[rank])
+        key = (compute_reward(p, goal, best_options(p, goal)).reward, -rank)
+        if best is None or key > best:
+            best, best_i = key, i
+    return best_i if best_i is not None else (0 if queries else None)
