@@ -60,6 +60,7 @@ class HasCandidateExpert(Protocol):
     keywords, not words of the instruction); for demonstrations and DAgger labels a ranked-choice student can learn
     from, the expert must pick among the student's own candidates."""
 
-    def expert_choice(self, candidates: list[str]) -> str:
-        """The expert's action if it is a candidate, else the candidate the expert rates best for the goal."""
+    def expert_choice(self, candidates: list[str], settle: float | None = None) -> str:
+        """The expert's action if it is a candidate, else the candidate the expert rates best for the goal;
+        `settle` (a reward in [0, 1]): keep to what is in view when it is that good (see WebShop's `settle_for`)."""
         ...

@@ -24,20 +24,25 @@ class ScriptedBrain(SyncBrainMixin):
     name = "scripted"
     can_write_text = False  # its text is a policy's, not a model's: memories use their rule-based versions
 
-    def __init__(self, epsilon: float = 0.0, seed: int = 0, within_candidates: bool = False) -> None:
+    def __init__(
+        self, epsilon: float = 0.0, seed: int = 0, within_candidates: bool = False, settle: float | None = None
+    ) -> None:
         """`within_candidates`: pick among the candidates a ranked-choice agent was offered where the env can say
         which it prefers (`HasCandidateExpert`), so demonstrations and DAgger labels are actions a student can take."""
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
         self.epsilon = epsilon
         self.within_candidates = within_candidates
+        if settle is not None and not 0.0 <= settle <= 1.0:
+            raise ValueError(f"settle must be a reward in [0, 1] (or None: the expert's own choice), got {settle}")
+        self.settle = settle  # within candidates: keep to what is in view when its best buy scores this much
         self.model = f"expert(eps={epsilon}{', within candidates' if within_candidates else ''})"
         self._rng = random.Random(seed)
         self._env: Any = None
 
     def fork(self, seed: int) -> ScriptedBrain:
         """A fresh instance for one episode: the brain holds the env it is bound to."""
-        return ScriptedBrain(self.epsilon, seed, self.within_candidates)
+        return ScriptedBrain(self.epsilon, seed, self.within_candidates, self.settle)
 
     def bind_env(self, env: gym.Env) -> None:
         """Follow this env's expert; raises BrainError if it has none."""
@@ -56,7 +61,7 @@ class ScriptedBrain(SyncBrainMixin):
         if self._env is None:
             raise BrainError("scripted brain is not bound to an env: the episode loop calls bind_env(env) first")
         if candidates is not None and self.within_candidates and isinstance(self._env, HasCandidateExpert):
-            return self._env.expert_choice(candidates)
+            return self._env.expert_choice(candidates, self.settle)
         return self._env.expert_action()
 
     def _noise(self, candidates: list[str], seed: int | None) -> str | None:

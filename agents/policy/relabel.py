@@ -154,6 +154,12 @@ def main(argv: list[str] | None = None) -> int:
         default="agentsim-evol1",
         help="the teacher: an adapter (a .gguf path or shipped name) or `scripted` (the env's expert, an oracle)",
     )
+    ap.add_argument(
+        "--settle",
+        type=float,
+        default=None,
+        help="a scripted teacher keeps to the open item / results page when its best buy scores this much",
+    )
     ap.add_argument("--turn-style", choices=["full", "compact"], default="full", help="the turns the teacher reads")
     ap.add_argument("--budget-tokens", type=int, default=2048, help="the teacher's prompt budget")
     ap.add_argument("--max-episodes", type=int, default=None)
@@ -167,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     episodes = list(read_episodes(args.inputs))[: args.max_episodes]
     spec: dict[str, object] = (
-        {"name": "scripted", "within_candidates": True}
+        {"name": "scripted", "within_candidates": True, "settle": args.settle}
         if args.teacher == "scripted"
         else {"name": "local", "adapter": args.teacher}
     )

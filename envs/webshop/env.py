@@ -27,7 +27,7 @@ from envs.spaces import FreeText
 
 from .actions import Parsed, parse_action
 from .catalog import SPLITS, Split
-from .expert import best_query, expert_action
+from .expert import best_query, expert_action, settle_for
 from .render import MODES, ObservationMode, View, compact_text_rich, render
 from .resources import CatalogSpec, get_shop
 from .reward import RewardBreakdown, compute_reward
@@ -230,9 +230,15 @@ class WebShopEnv(gym.Env):
     def expert_action(self) -> str:
         return expert_action(self._state, self._goal, self.catalog, self._expert_memo)
 
-    def expert_choice(self, candidates: list[str]) -> str:
+    def expert_choice(self, candidates: list[str], settle: float | None = None) -> str:
         """`envs.capabilities.HasCandidateExpert`: the expert's action where offered; on the search page, where
-        the expert's own query (the goal's hidden keywords) never is, the offered query with the best first page."""
+        the expert's own query (the goal's hidden keywords) never is, the offered query with the best first page.
+        `settle`: keep to the open item or the current results page when its best buy scores at least this much
+        (`expert.settle_for`), rather than leave for the one best product."""
+        if settle is not None and self._state.page in (Page.ITEM, Page.RESULTS):
+            kept = settle_for(self._state, self._goal, self.catalog, settle)
+            if kept is not None and kept in candidates:
+                return kept
         action = self.expert_action()
         if action in candidates or self._state.page is not Page.SEARCH:
             return action

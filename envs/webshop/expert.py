@@ -99,3 +99,34 @@ def best_query(queries: list[str], goal: Goal, catalog: Catalog, search: Callabl
         if best is None or key > best:
             best, best_i = key, i
     return best_i if best_i is not None else (0 if queries else None)
+
+
+def settle_for(state: ShopState, goal: Goal, catalog: Catalog, tolerance: float) -> str | None:
+    """The action that keeps to what the agent already has in view when it is good enough (its best buy scores at
+    least `tolerance`), where the expert would leave for the single best product: the open item's next option (or
+    buy), or the best result on the current page. None where the expert's own action stands.
+
+    The expert's best product is chosen by attributes an agent cannot see; as a DAgger teacher it then labels
+    states with "go back" and "next page" that no student can learn from the page (a policy trained on them
+    bounced between items). A teacher that settles labels what the page shows."""
+    if state.page is Page.ITEM and state.item is not None:
+        product = catalog.product(state.item)
+        options = best_options(product, goal)
+        if compute_reward(product, goal, options).reward < tolerance:
+            return None
+        have = state.chosen_dict()
+        for name, value in options.items():
+            if have.get(name) != value:
+                return f"click[{value.lower()}]"
+        return f"click[{BUY_NOW}]"
+    if state.page is Page.RESULTS:
+        first = (state.page_num - 1) * PAGE_SIZE
+        shown = state.results[first : first + PAGE_SIZE]
+        rank = pick_best(shown, goal, catalog)
+        if rank is None:
+            return None
+        p = catalog.product(shown[rank])
+        if compute_reward(p, goal, best_options(p, goal)).reward < tolerance:
+            return None
+        return f"click[{catalog.asin(shown[rank]).lower()}]"
+    return None

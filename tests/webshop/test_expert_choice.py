@@ -87,3 +87,28 @@ def test_task_verbs_are_not_search_words(env):
         ["search[...]"], "search for help to show me a red kettle", stopwords=info["slot_stopwords"]
     )
     assert "search[search]" not in spans and all("help" not in s for s in spans)
+
+
+def test_a_settling_teacher_keeps_to_a_good_enough_item_instead_of_leaving_for_the_best(env):
+    """Where the expert leaves an opened item for the single best product (chosen by attributes the agent cannot
+    see), a settling teacher finishes the open item when its best buy clears the bar, and leaves it when not."""
+    settled = 0
+    for goal_index in range(30):
+        _, info = env.reset(options={"goal_index": goal_index})
+        _, _, _, _, info = env.step(env.expert_action())
+        items = [a for a in info["available_actions"] if a.startswith("click[b0")]
+        target = env.expert_action()
+        for item in items:
+            if item == target:
+                continue
+            snap = env.snapshot()
+            _, _, _, _, info = env.step(item)
+            offered = info["available_actions"]
+            assert env.expert_action() == "click[< prev]"  # the expert leaves for its best product
+            strict, lax = env.expert_choice(offered, settle=1.01), env.expert_choice(offered, settle=0.0)
+            assert strict == "click[< prev]"  # nothing clears a bar above the best reward
+            assert lax != "click[< prev]" and lax in offered  # anything clears 0: choose an option or buy
+            settled += 1
+            env.restore(snap)
+            break
+    assert settled >= 10
