@@ -60,3 +60,17 @@ class HasStateKey(Protocol):
     def state_key(self) -> Any:
         """A hashable key of the current state."""
         ...
+
+
+@runtime_checkable
+class HasCandidateExpert(Protocol):
+    """An env whose expert can choose among the actions an agent was offered.
+
+    `expert_action()` may name an action no candidate list holds (WebShop's expert searches with the goal's hidden
+    keywords, not words of the instruction); for demonstrations and DAgger labels a ranked-choice student can learn
+    from, the expert must pick among the student's own candidates."""
+
+    def expert_choice(self, candidates: list[str], settle: float | None = None) -> str:
+        """The expert's action if it is a candidate, else the candidate the expert rates best for the goal;
+        `settle` (a reward in [0, 1]): keep to what is in view when it is that good (see WebShop's `settle_for`)."""
+        ...

@@ -81,9 +81,13 @@ KNOWN_ADAPTERS = {
         "gemma3-270m",
         "LoRA on compact turns: cloned, a round distilled from evol1, two DAgger rounds labelled by evol1",
     ),
+    "agentsim-oracle": (
+        "gemma3-270m",
+        "agentsim-compact cloned further on WebShop expert episodes whose actions are among the offered candidates",
+    ),
 }
 # the prompt turns each shipped adapter was trained on (`agent.perception.turn_style`); not listed = full
-ADAPTER_TURN_STYLES = {"agentsim-compact": "compact"}
+ADAPTER_TURN_STYLES = {"agentsim-compact": "compact", "agentsim-oracle": "compact"}
 AUTO = "auto"
 DEFAULT_ADAPTER = "agentsim-sft"
 # `brain.adapter=auto`: the shipped adapter measured best on an env's held-out goals (docs/policy.md, Results);
@@ -93,6 +97,9 @@ ENV_ADAPTERS = {"webshop": "agentsim-evol1"}
 
 # `brain.adapter=auto` under `agent.perception.turn_style=compact`: the adapter trained on compact turns
 COMPACT_ADAPTER = "agentsim-compact"
+# ... per env where one was measured better there: WebShop's agentsim-oracle (bench/oracle_dagger.sh, 200 held-out
+# goals paired: +8.9 +- 4.0 score over agentsim-compact, +1.5 +- 2.6 points success; docs/policy.md "Oracle data")
+ENV_COMPACT_ADAPTERS = {"webshop": "agentsim-oracle"}
 # `brain.adapter=auto` with `agent.perception.*` left at auto: the prompt of the policy measured best on an env's
 # held-out goals (docs/policy.md, Results); an env not listed gets full turns in 2,048 tokens and ENV_ADAPTERS'
 # WebShop: the DAgger-trained agentsim-compact on compact turns ties agentsim-evol1 on full turns (+0.1 +- 4.1 score,
@@ -125,7 +132,7 @@ def adapter_for_env(adapter: str | None, env: str | None, turn_style: str = "ful
     if turn_style == AUTO:
         turn_style = perception_for(AUTO, env).get("turn_style", "full")
     if turn_style == "compact":
-        return COMPACT_ADAPTER
+        return ENV_COMPACT_ADAPTERS.get(env or "", COMPACT_ADAPTER)
     return ENV_ADAPTERS.get(env or "", DEFAULT_ADAPTER)
 
 

@@ -15,7 +15,7 @@ import gymnasium as gym
 
 from agents.brains.base import BrainError, BrainOutput, CandidateScore, Message, SyncBrainMixin, approx_tokens
 from agents.brains.registry import register_brain
-from envs.capabilities import HasAsyncExpert
+from envs.capabilities import HasAsyncExpert, HasCandidateExpert
 from envs.contract import SLOT, HasExpert
 
 
@@ -26,17 +26,25 @@ class ScriptedBrain(SyncBrainMixin):
     name = "scripted"
     can_write_text = False  # its text is a policy's, not a model's: memories use their rule-based versions
 
-    def __init__(self, epsilon: float = 0.0, seed: int = 0) -> None:
+    def __init__(
+        self, epsilon: float = 0.0, seed: int = 0, within_candidates: bool = False, settle: float | None = None
+    ) -> None:
+        """`within_candidates`: pick among the candidates a ranked-choice agent was offered where the env can say
+        which it prefers (`HasCandidateExpert`), so demonstrations and DAgger labels are actions a student can take."""
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
         self.epsilon = epsilon
-        self.model = f"expert(eps={epsilon})"
+        self.within_candidates = within_candidates
+        if settle is not None and not 0.0 <= settle <= 1.0:
+            raise ValueError(f"settle must be a reward in [0, 1] (or None: the expert's own choice), got {settle}")
+        self.settle = settle  # within candidates: keep to what is in view when its best buy scores this much
+        self.model = f"expert(eps={epsilon}{', within candidates' if within_candidates else ''})"
         self._rng = random.Random(seed)
         self._env: Any = None
 
     def fork(self, seed: int) -> ScriptedBrain:
         """A fresh instance for one episode: the brain holds the env it is bound to."""
-        return ScriptedBrain(self.epsilon, seed)
+        return ScriptedBrain(self.epsilon, seed, self.within_candidates, self.settle)
 
     def bind_env(self, env: gym.Env) -> None:
         """Follow this env's expert; raises BrainError if it has none."""
@@ -51,9 +59,11 @@ class ScriptedBrain(SyncBrainMixin):
         """Approximate count: there is no tokenizer, only budgets to respect."""
         return approx_tokens(text)
 
-    def _expert(self) -> str:
+    def _expert(self, candidates: list[str] | None = None) -> str:
         if self._env is None:
             raise BrainError("scripted brain is not bound to an env: the episode loop calls bind_env(env) first")
+        if candidates is not None and self.within_candidates and isinstance(self._env, HasCandidateExpert):
+            return self._env.expert_choice(candidates, self.settle)
         return self._env.expert_action()
 
     def _noise(self, candidates: list[str], seed: int | None) -> str | None:
@@ -83,7 +93,7 @@ class ScriptedBrain(SyncBrainMixin):
     ) -> BrainOutput:
         """The expert's action, or with probability epsilon a random concrete candidate."""
         t0 = time.perf_counter()
-        return self._output(self._noise(candidates, seed) or self._expert(), candidates, prefix, t0)
+        return self._output(self._noise(candidates, seed) or self._expert(candidates), candidates, prefix, t0)
 
     async def achoose(
         self,
@@ -98,7 +108,9 @@ class ScriptedBrain(SyncBrainMixin):
         t0 = time.perf_counter()
         action = self._noise(candidates, seed)
         if action is None:
-            action = await self._env.aexpert_action() if isinstance(self._env, HasAsyncExpert) else self._expert()
+            action = (
+                await self._env.aexpert_action() if isinstance(self._env, HasAsyncExpert) else self._expert(candidates)
+            )
         return self._output(action, candidates, prefix, t0)
 
     def complete(self, messages: list[Message], **_: Any) -> BrainOutput:

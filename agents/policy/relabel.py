@@ -8,6 +8,8 @@ stored per step in `meta["teacher_actions"]` of the student's own episode (its p
 `agents.policy.sft_data` trains on: the student's action where the teacher agrees, the teacher's where not.
 
 `python -m agents.policy.relabel IN OUT --teacher agentsim-evol1 [--turn-style full] [--max-episodes N]`
+`--teacher scripted` makes the env's own scripted expert the teacher (DAgger with an oracle: it knows the goal,
+so it names the right action in any state the student reaches, for free).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class TeacherReplayBrain(SyncBrainMixin):
         self.model = f"replay+{teacher.model}"
         self._plan = list(actions)
         self.labels: list[str] = []
+        self.unreachable = 0  # steps where the teacher's action was not among the student's candidates
 
     def bind_env(self, env: gym.Env) -> None:
         """A teacher that reads the env (the scripted expert) is bound to the replayed one."""
@@ -68,7 +71,13 @@ class TeacherReplayBrain(SyncBrainMixin):
             raise BrainError("the replay ran out of recorded actions before the episode ended")
         action = self._plan.pop(0)
         out = self.teacher.choose(messages, candidates, temperature=0.0, prefix=prefix)
-        self.labels.append(out.text[len(prefix) :] if out.text.startswith(prefix) else out.text)
+        label = out.text[len(prefix) :] if out.text.startswith(prefix) else out.text
+        if label not in candidates:
+            # an oracle may name an action the student could not have chosen (the WebShop expert searches with the
+            # goal's hidden keywords, not a span of the instruction): training it would teach unreachable text
+            self.unreachable += 1
+            label = action
+        self.labels.append(label)
         return BrainOutput(text=prefix + action, latency_s=out.latency_s, model=self.model)
 
     def complete(self, messages: list[Message], **_: Any) -> BrainOutput:
@@ -82,6 +91,7 @@ class RelabelReport:
     kept: int = 0
     steps: int = 0
     agreed: int = 0
+    unreachable: int = 0  # the teacher named an action outside the candidates: the student's is kept there
     not_reproduced: list[str] = field(default_factory=list)
     disagreements: Counter[str] = field(default_factory=Counter)  # the student's action where the teacher chose another
     seconds: float = 0.0
@@ -116,6 +126,7 @@ def relabel(
             if new is None or brain is None or len(brain.labels) != len(ep.steps):
                 report.not_reproduced.append(ep.episode_id)
                 continue
+            report.unreachable += brain.unreachable
             for step, label in zip(ep.steps, brain.labels, strict=True):
                 report.steps += 1
                 if label == step.action:
@@ -138,7 +149,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m agents.policy.relabel", description=__doc__.split("\n\n")[0])
     ap.add_argument("inputs", nargs="+", help="the student's trajectory stores (folders with trajectories.jsonl)")
     ap.add_argument("out", help="the store to write (a folder; its trajectories.jsonl is appended to)")
-    ap.add_argument("--teacher", default="agentsim-evol1", help="the teacher's adapter (a .gguf path or shipped name)")
+    ap.add_argument(
+        "--teacher",
+        default="agentsim-evol1",
+        help="the teacher: an adapter (a .gguf path or shipped name) or `scripted` (the env's expert, an oracle)",
+    )
+    ap.add_argument(
+        "--settle",
+        type=float,
+        default=None,
+        help="a scripted teacher keeps to the open item / results page when its best buy scores this much",
+    )
     ap.add_argument("--turn-style", choices=["full", "compact"], default="full", help="the turns the teacher reads")
     ap.add_argument("--budget-tokens", type=int, default=2048, help="the teacher's prompt budget")
     ap.add_argument("--max-episodes", type=int, default=None)
@@ -151,7 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         log.error("error: no trajectory store (trajectories.jsonl) in %s", ", ".join(missing))
         return 2
     episodes = list(read_episodes(args.inputs))[: args.max_episodes]
-    teacher = build_brain({"name": "local", "adapter": args.teacher})
+    spec: dict[str, object] = (
+        {"name": "scripted", "within_candidates": True, "settle": args.settle}
+        if args.teacher == "scripted"
+        else {"name": "local", "adapter": args.teacher}
+    )
+    teacher = build_brain(spec)
     if not isinstance(teacher, ChoosingBrain):
         log.error("error: the teacher must rank actions (a local brain)")
         return 2

@@ -22,13 +22,13 @@ from typing import Any
 import gymnasium as gym
 from pydantic import BaseModel, ConfigDict, Field
 
-from envs.contract import MAX_ACTION_CHARS, episode_over_message, invalid_action_message
+from envs.contract import MAX_ACTION_CHARS, SLOT, episode_over_message, invalid_action_message
 from envs.registry import register_env
 from envs.spaces import FreeText
 
 from .actions import Parsed, parse_action
 from .catalog import SPLITS, Split
-from .expert import expert_action
+from .expert import best_query, expert_action, settle_for
 from .render import MODES, ObservationMode, View, compact_text_rich, render
 from .resources import CatalogSpec, get_shop
 from .reward import RewardBreakdown, compute_reward
@@ -44,6 +44,7 @@ MAX_OBS_CHARS = 200_000
 SLOT_STOPWORDS = (
     "buy",
     "cost",
+    "help",  # "can you help me find ..." / "search for ...": task verbs, not product words (search[search] looped)
     "costing",
     "costs",
     "dollar",
@@ -51,8 +52,10 @@ SLOT_STOPWORDS = (
     "price",
     "priced",
     "purchase",
+    "search",
     "shop",
     "shopping",
+    "show",
 )
 
 
@@ -229,6 +232,22 @@ class WebShopEnv(gym.Env):
 
     def expert_action(self) -> str:
         return expert_action(self._state, self._goal, self.catalog, self._expert_memo)
+
+    def expert_choice(self, candidates: list[str], settle: float | None = None) -> str:
+        """`envs.capabilities.HasCandidateExpert`: the expert's action where offered; on the search page, where
+        the expert's own query (the goal's hidden keywords) never is, the offered query with the best first page.
+        `settle`: keep to the open item or the current results page when its best buy scores at least this much
+        (`expert.settle_for`), rather than leave for the one best product."""
+        if settle is not None and self._state.page in (Page.ITEM, Page.RESULTS):
+            kept = settle_for(self._state, self._goal, self.catalog, settle)
+            if kept is not None and kept in candidates:
+                return kept
+        action = self.expert_action()
+        if action in candidates or self._state.page is not Page.SEARCH:
+            return action
+        filled = [c for c in candidates if c.startswith("search[") and c.endswith("]") and SLOT not in c]
+        i = best_query([c[len("search[") : -1] for c in filled], self._goal, self.catalog, self.index.search)
+        return filled[i] if i is not None else action
 
     # views ---------------------------------------------------------------------------------
     @property

@@ -7,6 +7,8 @@ best one, chooses the goal's options and buys. Epsilon noise is the scripted bra
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .catalog import Catalog
 from .reward import compute_reward, fuzzy, normalize_color
 from .shop import BACK_TO_SEARCH, BUY_NOW, NEXT, PAGE_SIZE, PREV, Page, ShopState
@@ -79,3 +81,52 @@ def expert_action(
         if have.get(name) != value:
             return f"click[{value.lower()}]"
     return f"click[{BUY_NOW}]"
+
+
+def best_query(queries: list[str], goal: Goal, catalog: Catalog, search: Callable[[str], list[int]]) -> int | None:
+    """Index of the query whose first results page holds the best buy for the goal (earliest rank, then the
+    earliest query, on ties); None if `queries` is empty. The expert's own query uses the goal's hidden keywords;
+    this ranks the queries a ranked-choice agent can actually send (spans of the instruction)."""
+    best: tuple[float, int] | None = None
+    best_i: int | None = None
+    for i, query in enumerate(queries):
+        results = tuple(search(query)[:PAGE_SIZE])
+        rank = pick_best(results, goal, catalog)
+        if rank is None:
+            continue
+        p = catalog.product(results[rank])
+        key = (compute_reward(p, goal, best_options(p, goal)).reward, -rank)
+        if best is None or key > best:
+            best, best_i = key, i
+    return best_i if best_i is not None else (0 if queries else None)
+
+
+def settle_for(state: ShopState, goal: Goal, catalog: Catalog, tolerance: float) -> str | None:
+    """The action that keeps to what the agent already has in view when it is good enough (its best buy scores at
+    least `tolerance`), where the expert would leave for the single best product: the open item's next option (or
+    buy), or the best result on the current page. None where the expert's own action stands.
+
+    The expert's best product is chosen by attributes an agent cannot see; as a DAgger teacher it then labels
+    states with "go back" and "next page" that no student can learn from the page (a policy trained on them
+    bounced between items). A teacher that settles labels what the page shows."""
+    if state.page is Page.ITEM and state.item is not None:
+        product = catalog.product(state.item)
+        options = best_options(product, goal)
+        if compute_reward(product, goal, options).reward < tolerance:
+            return None
+        have = state.chosen_dict()
+        for name, value in options.items():
+            if have.get(name) != value:
+                return f"click[{value.lower()}]"
+        return f"click[{BUY_NOW}]"
+    if state.page is Page.RESULTS:
+        first = (state.page_num - 1) * PAGE_SIZE
+        shown = state.results[first : first + PAGE_SIZE]
+        rank = pick_best(shown, goal, catalog)
+        if rank is None:
+            return None
+        p = catalog.product(shown[rank])
+        if compute_reward(p, goal, best_options(p, goal)).reward < tolerance:
+            return None
+        return f"click[{catalog.asin(shown[rank]).lower()}]"
+    return None

@@ -86,3 +86,23 @@ def test_label_count_must_match_and_the_cli_refuses_missing_stores(local_brain, 
         episode_sequences(bad, local_brain.tokenize)
     assert main([str(tmp_path / "nowhere"), str(tmp_path / "out")]) == 2
     assert "no trajectory store" in caplog.text
+
+
+def test_an_oracle_teacher_labels_only_actions_the_student_was_offered(tmp_path):
+    """WebShop's expert searches with the goal's hidden keywords: as a teacher it must choose among the student's
+    candidates (within_candidates), and a label outside them is replaced by the student's own action."""
+    kwargs = {"split": "train", "num_products": 2_000}
+    env = gym.make("agentsim/WebShop-v0", **kwargs)
+    students = [
+        run_episode(env, Agent(ScriptedBrain(0.5, seed=s)), seed=s, max_steps=8, env_name="webshop", env_kwargs=kwargs)
+        for s in range(4)
+    ]
+    env.close()
+    free = relabel(students, ScriptedBrain(0.0), {}, TrajectoryStore(tmp_path / "free" / "trajectories.jsonl"))
+    assert free.unreachable >= 1  # at least the first search of each episode names hidden keywords
+    within = TrajectoryStore(tmp_path / "within" / "trajectories.jsonl")
+    report = relabel(students, ScriptedBrain(0.0, within_candidates=True), {}, within)
+    assert report.kept == 4 and report.unreachable == 0
+    for ep in within:
+        for label, step in zip(ep.meta[TEACHER_KEY], ep.steps, strict=True):
+            assert label in {c.text for c in step.candidates or []}
