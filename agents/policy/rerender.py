@@ -42,7 +42,7 @@ class ReplayBrain(ScriptedBrain):
     def bind_env(self, env: gym.Env) -> None:  # needs no expert: the plan is the policy
         self._env = env.unwrapped
 
-    def _expert(self) -> str:
+    def _expert(self, candidates: list[str] | None = None) -> str:
         if not self._plan:
             raise BrainError("the replay ran out of recorded actions before the episode ended")
         return self._plan.pop(0)
