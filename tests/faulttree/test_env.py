@@ -20,7 +20,7 @@ ROLLBACK_ENV = dict(vagueness=0.0, error_rate=0.5, rollback_distance=2, rollback
 def test_zero_config_reset_and_info(make_env):
     env = make_env()
     assert isinstance(env.unwrapped, Snapshottable) and isinstance(env.unwrapped, HasExpert)
-    assert isinstance(env, TimeLimit) and env.spec.max_episode_steps == 80  # the registered step limit
+    assert isinstance(env, TimeLimit) and env.spec.max_episode_steps == 40  # the registered step limit
     obs, info = env.reset(seed=0)
     assert "Fault tree:" in obs and obs.rstrip().split("\n")[-1].startswith("User: ")
     assert info["instruction"] and info["action_templates"] == ["check[...]", "ask[...]", "diagnose[...]"]
