@@ -22,7 +22,7 @@ def test_make_with_zero_config():
     obs, info = env.reset(seed=0)
     assert "Instruction:" in obs and info["action_templates"] == ["search[...]"]
     assert isinstance(env.unwrapped, Snapshottable) and isinstance(env.unwrapped, HasExpert)
-    assert isinstance(env, TimeLimit) and env.spec.max_episode_steps == 20  # the registered step limit
+    assert isinstance(env, TimeLimit) and env.spec.max_episode_steps == 15  # the registered step limit
 
 
 def test_seeds_pick_different_goals(small_kwargs):
