@@ -21,6 +21,8 @@ BEFORE = frozenset(
     "which what who whom whose price priced lower less under below dollars dollar up cost costs costing no more "
     "around about between within also some any".split()
 )
+# added since: task verbs ("search for ...", "can you help me find ...") made `search[search]`, which looped
+TASK_VERBS = frozenset({"search", "help", "show"})
 
 
 def test_generic_filling_knows_no_shop_words():
@@ -39,7 +41,7 @@ def test_an_envs_stopwords_leave_its_slots():
 def test_webshop_names_its_words_with_its_templates_and_fills_as_before():
     from envs.webshop.env import SLOT_STOPWORDS, WebShopEnv
 
-    assert STOPWORDS | set(SLOT_STOPWORDS) == BEFORE
+    assert STOPWORDS | set(SLOT_STOPWORDS) == BEFORE | TASK_VERBS
     env = WebShopEnv(num_products=2_000, split="test")
     _, info = env.reset(seed=0, options={"goal_index": 0})
     assert info["action_templates"] == ["search[...]"] and info["slot_stopwords"] == list(SLOT_STOPWORDS)
@@ -47,7 +49,7 @@ def test_webshop_names_its_words_with_its_templates_and_fills_as_before():
     agent.reset(info["instruction"])
     args = agent._choose_args(info)
     spans = [a for a in args if a.startswith("search[")]
-    want = expand_templates(["search[...]"], info["instruction"], stopwords=BEFORE)  # the old behaviour
+    want = expand_templates(["search[...]"], info["instruction"], stopwords=BEFORE | TASK_VERBS)
     assert spans == want and spans
     _, _, _, _, info = env.step(env.expert_action())  # a results page: no template, no stopwords
     assert not info["action_templates"] and "slot_stopwords" not in info

@@ -113,7 +113,10 @@ def test_off_loopback_needs_a_token_and_the_browser_keeps_it(tmp_path: Path, cap
     assert "requires a token" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         parse_args([str(root), "--host", "0.0.0.0", "--token", "short"])
-    assert parse_args([str(root), "--host", "0.0.0.0", "--token", "t" * 32]).token == "t" * 32
+    with pytest.raises(SystemExit):  # long but weak: the env server's strength rules apply
+        parse_args([str(root), "--host", "0.0.0.0", "--token", "t" * 32])
+    strong = "Zq7-mR2v_Lp9xK4wNc8bYt3h"
+    assert parse_args([str(root), "--host", "0.0.0.0", "--token", strong]).token == strong
     with pytest.raises(SystemExit):
         parse_args([str(tmp_path / "missing")])
     token = "s3cret-token-of-enough-length-0123"
@@ -154,14 +157,13 @@ def test_one_command_serves_a_runs_folder(runs_dir: Path):
         text=True,
     )
     try:
-        deadline = time.time() + 60
-        while True:
+        r = None
+        while r is None and proc.poll() is None:  # until it answers or exits (pytest-timeout bounds the wait)
             try:
                 r = httpx.get(f"http://127.0.0.1:{port}/run", params={"run": "expert"})
-                break
             except httpx.ConnectError:
-                assert proc.poll() is None and time.time() < deadline, "python -m agents.ui did not start"
                 time.sleep(0.2)
+        assert r is not None, "python -m agents.ui exited before it answered"
         assert r.status_code == 200 and "webshop-0" in r.text
     finally:
         proc.terminate()
