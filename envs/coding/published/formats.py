@@ -13,25 +13,26 @@ agentsim's keys are optional extensions: Harbor `[metadata]` / Terminal-Bench to
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from envs.coding.published import dockerfile as df
 from envs.coding.published.model import EnvironmentPlan, OracleStep, PublishedTask, Service, SkippedStep
 from envs.coding.tasks.errors import TaskFormatError
+from envs.coding.tasks.files import (
+    HARBOR_CONFIG,
+    TB_CONFIG,
+    Loose,
+    read_harbor_config,
+    read_tb_config,
+    require,
+    validate,
+)
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - py3.10
-    import tomli as tomllib
-
-HARBOR_CONFIG = "task.toml"
-TB_CONFIG = "task.yaml"
 NATIVE_WORKDIR = "/workspace"
 TEST_DIR = "/tests"  # where both formats copy the tests at verification time
 LOGS_DIR = "/logs"
@@ -45,11 +46,7 @@ HARNESS_ENV = {
 }
 
 
-class _Loose(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class Extensions(_Loose):
+class Extensions(Loose):
     """agentsim's optional keys."""
 
     start_command: str | None = None
@@ -76,19 +73,19 @@ class Extensions(_Loose):
 # --- Harbor ----------------------------------------------------------------------------------------
 
 
-class HarborPackage(_Loose):
+class HarborPackage(Loose):
     name: str | None = None
     version: str | None = None
     description: str | None = None
     keywords: list[str] = Field(default_factory=list)
 
 
-class HarborTimeout(_Loose):
+class HarborTimeout(Loose):
     timeout_sec: float | None = Field(default=None, gt=0)
     env: dict[str, str] = Field(default_factory=dict)
 
 
-class HarborEnvironment(_Loose):
+class HarborEnvironment(Loose):
     docker_image: str | None = None
     cpus: float | None = Field(default=None, gt=0)
     memory_mb: int | None = Field(default=None, gt=0)
@@ -99,11 +96,11 @@ class HarborEnvironment(_Loose):
     allow_internet: bool | None = None
 
 
-class HarborSolution(_Loose):
+class HarborSolution(Loose):
     env: dict[str, str] = Field(default_factory=dict)
 
 
-class HarborConfig(_Loose):
+class HarborConfig(Loose):
     """Harbor's task.toml: every section optional (Harbor's documented `TaskConfig`)."""
 
     task: HarborPackage | None = None
@@ -118,7 +115,7 @@ class HarborConfig(_Loose):
 # --- Terminal-Bench 1 ------------------------------------------------------------------------------
 
 
-class TBDescription(_Loose):
+class TBDescription(Loose):
     key: str = "base"
     description: str
 
@@ -137,34 +134,6 @@ class TBConfig(Extensions):
     max_agent_timeout_sec: float = Field(default=360.0, gt=0)
     max_test_timeout_sec: float = Field(default=60.0, gt=0)
     run_tests_in_same_shell: bool = False
-
-
-def _validate(model: type[BaseModel], data: object, file: Path, prefix: str = "") -> Any:
-    try:
-        return model.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(p) for p in (prefix, *err["loc"]) if p != "") or "(top level)"
-        raise TaskFormatError(file, field, err["msg"]) from None
-
-
-def read_harbor_config(folder: Path) -> dict[str, Any]:
-    file = folder / HARBOR_CONFIG
-    try:
-        return tomllib.loads(file.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise TaskFormatError(file, "(syntax)", str(e)) from None
-
-
-def read_tb_config(folder: Path) -> dict[str, Any]:
-    file = folder / TB_CONFIG
-    try:
-        raw = yaml.safe_load(file.read_text())
-    except yaml.YAMLError as e:
-        raise TaskFormatError(file, "(syntax)", str(e)) from None
-    if not isinstance(raw, Mapping):
-        raise TaskFormatError(file, "(top level)", "expected a mapping of keys")
-    return dict(raw)
 
 
 def _final_workdir(dockerfile: Path) -> str | None:
@@ -289,23 +258,17 @@ def _optional(path: Path) -> Path | None:
     return path.resolve() if path.exists() else None
 
 
-def _require(path: Path, what: str) -> Path:
-    if not path.is_file():
-        raise TaskFormatError(path, what, "missing file")
-    return path.resolve()
-
-
 # --- the two formats -------------------------------------------------------------------------------
 
 
 def load_harbor(folder: Path) -> PublishedTask:
     file = folder / HARBOR_CONFIG
     raw = read_harbor_config(folder)
-    cfg: HarborConfig = _validate(HarborConfig, raw, file)
+    cfg: HarborConfig = validate(HarborConfig, raw, file)
     if cfg.steps:
         raise TaskFormatError(file, "steps", "multi-step tasks ([[steps]]) are not supported; use one-step tasks")
-    ext: Extensions = _validate(Extensions, cfg.metadata, file, "metadata")
-    instruction_file = _require(folder / "instruction.md", "instruction")
+    ext: Extensions = validate(Extensions, cfg.metadata, file, "metadata")
+    instruction_file = require(folder / "instruction.md", "instruction")
     instruction = instruction_file.read_text().strip()
     if not instruction:
         raise TaskFormatError(instruction_file, "instruction", "empty")
@@ -313,7 +276,7 @@ def load_harbor(folder: Path) -> PublishedTask:
     if not env_dir.is_dir():
         raise TaskFormatError(env_dir, "environment", "missing folder (the Dockerfile or compose file lives there)")
     tests = folder / "tests"
-    test_script = _require(tests / "test.sh", "tests/test.sh")
+    test_script = require(tests / "test.sh", "tests/test.sh")
     solution = _optional(folder / "solution")
     if solution is not None and not (solution / "solve.sh").is_file():
         raise TaskFormatError(folder / "solution", "solution/solve.sh", "missing file (the oracle's entry point)")
@@ -363,13 +326,13 @@ def load_harbor(folder: Path) -> PublishedTask:
 
 def load_terminal_bench(folder: Path) -> PublishedTask:
     file = folder / TB_CONFIG
-    cfg: TBConfig = _validate(TBConfig, read_tb_config(folder), file)
+    cfg: TBConfig = validate(TBConfig, read_tb_config(folder), file)
     instruction = cfg.instruction or next((d.description for d in cfg.descriptions if d.key == "base"), None)
     if not instruction or not instruction.strip():
         raise TaskFormatError(file, "instruction", "missing or empty (the task's instruction to the agent)")
     if cfg.parser_name != "pytest":
         raise TaskFormatError(file, "parser_name", f"{cfg.parser_name!r} is not supported; only 'pytest' (the default)")
-    test_script = _require(folder / "run-tests.sh", "run-tests.sh")
+    test_script = require(folder / "run-tests.sh", "run-tests.sh")
     solution = _optional(folder / "solution.sh") or _optional(folder / "solution.yaml")
     if solution is not None and solution.suffix == ".yaml":
         read_solution_yaml(solution)  # a broken one fails at load, not when the oracle runs
@@ -408,7 +371,7 @@ def read_solution_yaml(path: Path) -> list[OracleStep]:
         raise TaskFormatError(path, "(syntax)", str(e)) from None
     if not isinstance(raw, list) or not raw:
         raise TaskFormatError(path, "(top level)", "expected a non-empty list of {command: ...} entries")
-    return [_validate(OracleStep, item, path, str(i)) for i, item in enumerate(raw)]
+    return [validate(OracleStep, item, path, str(i)) for i, item in enumerate(raw)]
 
 
 def _str(v: object) -> str | None:

@@ -7,33 +7,28 @@ A broken folder raises `TaskFormatError` naming the file and the field (`task.to
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
 from envs.coding.tasks.errors import TaskFormatError
+from envs.coding.tasks.files import (
+    HARBOR_CONFIG,
+    TB_CONFIG,
+    Loose,
+    read_harbor_config,
+    read_tb_config,
+    require,
+    validate,
+)
 from envs.coding.tasks.model import AgentsimKeys, AnyTask, CodingTask
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - py3.10
-    import tomli as tomllib
-
 TASKS_ROOT = Path(__file__).resolve().parent
-HARBOR_CONFIG = "task.toml"
-TB_CONFIG = "task.yaml"
 NOT_REPO = {"tests", "solution", "environment", "__pycache__"}  # TB1: folders that are not the repository
 
 
 # --- the files' sections (what each layout may say; unknown keys tolerated) --------------------
-
-
-class _Loose(BaseModel):
-    model_config = ConfigDict(extra="ignore")
 
 
 class _HarborMetadata(AgentsimKeys):
@@ -43,11 +38,11 @@ class _HarborMetadata(AgentsimKeys):
     tags: list[str] = Field(default_factory=list)
 
 
-class _Timeout(_Loose):
+class _Timeout(Loose):
     timeout_sec: float | None = Field(default=None, gt=0)
 
 
-class _HarborEnvironment(_Loose):
+class _HarborEnvironment(Loose):
     cpus: float | None = Field(default=None, gt=0)
     memory_mb: int | None = Field(default=None, gt=0)
     storage_mb: int | None = Field(default=None, gt=0)
@@ -55,7 +50,7 @@ class _HarborEnvironment(_Loose):
     docker_image: str | None = None
 
 
-class _HarborConfig(_Loose):
+class _HarborConfig(Loose):
     metadata: _HarborMetadata
     agent: _Timeout = Field(default_factory=_Timeout)
     verifier: _Timeout = Field(default_factory=_Timeout)
@@ -77,22 +72,6 @@ class _TBConfig(AgentsimKeys):
     storage_mb: int | None = Field(default=None, gt=0)  # agentsim: Harbor's [environment] storage_mb
 
 
-def _validate(model: type[BaseModel], data: object, file: Path, prefix: str = "") -> Any:
-    try:
-        return model.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(p) for p in (prefix, *err["loc"]) if p != "") or "(top level)"
-        raise TaskFormatError(file, field, err["msg"]) from None
-
-
-def _require(path: Path, what: str, *, directory: bool = False) -> Path:
-    ok = path.is_dir() if directory else path.is_file()
-    if not ok:
-        raise TaskFormatError(path, what, f"missing {'folder' if directory else 'file'}")
-    return path.resolve()
-
-
 def _test_files(tests: Path) -> list[str]:
     found = sorted(p.name for p in tests.glob("test_*.py") if p.is_file())
     if not found:
@@ -105,19 +84,16 @@ def _test_files(tests: Path) -> list[str]:
 
 def _load_harbor(folder: Path) -> CodingTask:
     file = folder / HARBOR_CONFIG
-    try:
-        raw = tomllib.loads(file.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise TaskFormatError(file, "(syntax)", str(e)) from None
+    raw = read_harbor_config(folder)
     if not isinstance(raw.get("metadata"), Mapping):
         raise TaskFormatError(file, "metadata", "the [metadata] table is missing")
-    cfg: _HarborConfig = _validate(_HarborConfig, raw, file)
-    instruction_file = _require(folder / "instruction.md", "instruction")
+    cfg: _HarborConfig = validate(_HarborConfig, raw, file)
+    instruction_file = require(folder / "instruction.md", "instruction")
     instruction = instruction_file.read_text().strip()
     if not instruction:
         raise TaskFormatError(instruction_file, "instruction", "empty")
-    env_dir = _require(folder / "environment", "environment", directory=True)
-    tests = _require(folder / "tests", "tests", directory=True)
+    env_dir = require(folder / "environment", "environment", directory=True)
+    tests = require(folder / "tests", "tests", directory=True)
     m, env = cfg.metadata, cfg.environment
     return CodingTask(
         name=m.name or folder.name,
@@ -139,32 +115,27 @@ def _load_harbor(folder: Path) -> CodingTask:
         storage_mb=env.storage_mb,
         allow_internet=bool(env.allow_internet),
         docker_image=env.docker_image,
-        repo_dir=_require(env_dir / "app", "environment/app", directory=True),
+        repo_dir=require(env_dir / "app", "environment/app", directory=True),
         tests_dir=tests,
         test_files=_test_files(tests),
-        test_script=_require(tests / "test.sh", "tests/test.sh"),
-        solution_script=_require(folder / "solution" / "solve.sh", "solution/solve.sh"),
+        test_script=require(tests / "test.sh", "tests/test.sh"),
+        solution_script=require(folder / "solution" / "solve.sh", "solution/solve.sh"),
     )
 
 
 def _load_terminal_bench(folder: Path) -> CodingTask:
     file = folder / TB_CONFIG
-    try:
-        raw = yaml.safe_load(file.read_text())
-    except yaml.YAMLError as e:
-        raise TaskFormatError(file, "(syntax)", str(e)) from None
-    if not isinstance(raw, Mapping):
-        raise TaskFormatError(file, "(top level)", "expected a mapping of keys")
-    cfg: _TBConfig = _validate(_TBConfig, raw, file)
+    raw = read_tb_config(folder)
+    cfg: _TBConfig = validate(_TBConfig, raw, file)
     if cfg.repo_dir is not None:
-        repo = _require(folder / cfg.repo_dir, "repo_dir", directory=True)
+        repo = require(folder / cfg.repo_dir, "repo_dir", directory=True)
     else:
         dirs = sorted(p for p in folder.iterdir() if p.is_dir() and p.name not in NOT_REPO and p.name[0] != ".")
         if len(dirs) != 1:
             names = ", ".join(p.name for p in dirs) or "none"
             raise TaskFormatError(file, "repo_dir", f"cannot tell the repository folder (found: {names}); set repo_dir")
         repo = dirs[0].resolve()
-    tests = _require(folder / "tests", "tests", directory=True)
+    tests = require(folder / "tests", "tests", directory=True)
     return CodingTask(
         name=cfg.name or folder.name,
         layout="terminal-bench",
@@ -188,8 +159,8 @@ def _load_terminal_bench(folder: Path) -> CodingTask:
         repo_dir=repo,
         tests_dir=tests,
         test_files=_test_files(tests),
-        test_script=_require(folder / "run-tests.sh", "run-tests.sh"),
-        solution_script=_require(folder / "solution.sh", "solution.sh"),
+        test_script=require(folder / "run-tests.sh", "run-tests.sh"),
+        solution_script=require(folder / "solution.sh", "solution.sh"),
     )
 
 
