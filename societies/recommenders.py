@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from envs.plugins import PartSpec, PluginError, Registry, closest
+from envs.plugins import PartSpec, Registry, closest
 
 if TYPE_CHECKING:
     from societies.scenarios.feed import FeedScenario
@@ -294,10 +294,7 @@ def load_recommender(spec: str) -> Recommender:
     `Name` is a class (built without arguments) or an instance. Every failure is a ValueError
     that names the path and the cause, so the runner reports it as a config error."""
     if spec in RECOMMENDER_REGISTRY:
-        try:
-            return check_recommender(RECOMMENDER_REGISTRY.get(spec).target(), f"recommender {spec!r}")
-        except PluginError as e:
-            raise ValueError(str(e)) from e
+        return check_recommender(RECOMMENDER_REGISTRY.get(spec).target(), f"recommender {spec!r}")  # a ValueError
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         names = RECOMMENDER_REGISTRY.names()

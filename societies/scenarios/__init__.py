@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from envs.plugins import PartSpec, PluginError, Registry
+from envs.plugins import PartSpec, Registry
 
 SCENARIO_GROUP = "agentsim.scenarios"
 
@@ -59,7 +59,4 @@ def scenario_names() -> list[str]:
 
 def scenario_spec(name: str) -> ScenarioSpec:
     """The spec of scenario `name`; ValueError naming the valid ones (and the closest) if unknown."""
-    try:
-        return SCENARIO_REGISTRY.get(name)
-    except PluginError as e:
-        raise ValueError(str(e)) from e
+    return SCENARIO_REGISTRY.get(name)  # PluginError is a ValueError
