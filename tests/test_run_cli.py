@@ -21,7 +21,12 @@ def run(*args, timeout=300):
 def test_help_lists_config_groups():
     res = run("--help")
     assert res.returncode == 0
-    for word in ("env: babyai, coding, faulttree, gym, textcraft, webshop", "brain: local, openai, scripted", "memory:", "agent: default"):
+    for word in (
+        "env: babyai, coding, faulttree, gym, textcraft, webshop",
+        "brain: local, openai, scripted",
+        "memory:",
+        "agent: default",
+    ):
         assert word in res.stdout, res.stdout
 
 
