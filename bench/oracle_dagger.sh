@@ -13,6 +13,9 @@ EXPLORE=${EXPLORE:-160}    # student episodes on training goals (seeds EXPLORE_S
 EXPLORE_SEED=${EXPLORE_SEED:-9000}
 DEMOS=${DEMOS:-600}        # expert episodes on other training goals (seeds 20000..): ~1 min of CPU
 DEMOS_USED=${DEMOS_USED:-400}
+DEMO_SEED=${DEMO_SEED:-20000}  # first seed of the expert episodes
+LISTWISE=${LISTWISE:-0}    # listwise_weight: the ranked-choice loss beside SFT (docs/policy.md, trainer levers)
+EVAL_EVERY=${EVAL_EVERY:-20}
 DAGGER=${DAGGER:-0}
 UPDATES=${UPDATES:-80}     # optimiser updates of 4 sequences
 STUDENT=${STUDENT:-agentsim-compact}
@@ -31,13 +34,14 @@ if [ "$DAGGER" = 1 ]; then
 fi
 # 3. expert demonstrations in the default's prompts, actions among the offered candidates
 [ -s "$W/expert/trajectories.jsonl" ] || \
-  python -m agents.collect env=webshop brain=scripted brain.within_candidates=true episodes="$DEMOS" seed=20000 \
+  python -m agents.collect env=webshop brain=scripted brain.within_candidates=true episodes="$DEMOS" seed="$DEMO_SEED" \
     env.kwargs.split=train "${PERCEPTION[@]}" out="$W/expert"
 # 4. continue the shipped student: every episode counts, whatever its reward
 [ -d "$W/init" ] || python -m agents.policy.peft_from_gguf "$STUDENT" "$W/init"
 [ -s "$W/train/adapter.gguf" ] || \
   python -m agents.train data="[$DATA]" max_episodes="$DEMOS_USED" init_adapter="$W/init" \
-    success_only=false max_updates="$UPDATES" eval_every=20 lr=2e-4 out="$W/train"
+    success_only=false max_updates="$UPDATES" eval_every="$EVAL_EVERY" lr=2e-4 \
+    listwise_weight="$LISTWISE" out="$W/train"
 echo "adapter: $W/train/adapter.gguf"
 # 5. held-out, side by side with the shipped default (WebShop test split, seeds 0..N-1, interleaved):
 #    python bench/policy_heldout.py --policy default=agentsim-compact --policy new=$W/train/adapter.gguf \
