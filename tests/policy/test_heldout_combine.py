@@ -46,7 +46,9 @@ def test_combine_merges_seed_ranges_and_keeps_each_seed_once(tmp_path: Path) -> 
     rows = {(r["env"], r["policy"]): r for r in result["rows"]}
     assert rows[("webshop", "expert")]["episodes"] == 8
     assert rows[("webshop", "short")]["seeds"] == [0, 7]
-    pair = next(p for p in result["paired"] if p["env"] == "webshop" and {p["minus"], p["policy"]} == {"expert", "short"})
+    pair = next(
+        p for p in result["paired"] if p["env"] == "webshop" and {p["minus"], p["policy"]} == {"expert", "short"}
+    )
     assert pair["paired_goals"] == 8
     assert pair["ci95"] > 0  # the two halves differ by different amounts
     png = out.with_suffix(".png")
