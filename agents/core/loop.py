@@ -256,7 +256,7 @@ async def arun_episode(env: gym.Env, agent: Agent, *, seed: int = 0, **kwargs: A
     runner.begin(*first)
     while not runner.done:
         decision = await agent.adecide(runner.obs, runner.info)
-        result = None
+        result: tuple[Any, ...] | None = None
         if decision.parsed.ok:
             action = decision.parsed.action
             if aenv:

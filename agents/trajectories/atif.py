@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.trajectories.schema import EpisodeRecord, StepRecord
 
-ATIF_VERSION = "ATIF-v1.6"
+ATIF_VERSION: Literal["ATIF-v1.6"] = "ATIF-v1.6"
 AGENT_NAME = "agentsim"
 
 
