@@ -13,6 +13,7 @@ import contextlib
 import logging
 import signal
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 from agents.collect.sink import Sink
 from agents.collect.worker import EpisodeWorker, is_fatal
@@ -37,8 +38,10 @@ async def run_local(worker: EpisodeWorker, seeds: Iterable[int], concurrency: in
             else:
                 sink.done(rec)
 
-    lanes = asyncio.gather(*(lane() for _ in range(concurrency)))
     loop = asyncio.get_running_loop()
+    # an env that steps in threads (`steps_block`) needs one per lane: the default pool has min(32, cpus + 4)
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="env-step"))
+    lanes = asyncio.gather(*(lane() for _ in range(concurrency)))
     installed: list[signal.Signals] = []
 
     def stop(sig: signal.Signals) -> None:
