@@ -252,6 +252,8 @@ class RunConfig(AgentInEnvConfig):
     max_steps: int | None = Field(default=None, ge=1)  # None = env.max_steps
     max_invalid: int = Field(default=5, ge=1)  # consecutive invalid outputs before the episode is truncated
     concurrency: int = Field(default=1, ge=1)  # episodes in flight
+    # an env of named tasks (a dataset folder): run each task this many times (episodes = tasks x trials)
+    trials: int | None = Field(default=None, ge=1)
     out: str
     resume: bool = False  # continue a run whose out/ already holds episodes
     keep_messages: bool = True  # store the full prompt of every step in the trajectory
@@ -261,7 +263,7 @@ class RunConfig(AgentInEnvConfig):
     progress: bool = True
     log_level: LogLevel = "INFO"
 
-    @field_validator("seed", "episodes", "max_steps", "max_invalid", "concurrency", mode="before")
+    @field_validator("seed", "episodes", "max_steps", "max_invalid", "concurrency", "trials", mode="before")
     @classmethod
     def _no_bool(cls, v: Any) -> Any:
         if isinstance(v, bool):

@@ -24,11 +24,14 @@ from agents.collect.failures import FailureLog
 from agents.collect.plan import check_manifest, make_plan
 from agents.collect.progress import CollectProgress
 from agents.collect.sink import Sink
+from agents.collect.tasks import TASKS_FILE, summarize_tasks, task_table, trial_results
 from agents.collect.worker import EpisodeWorker
 from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
+from agents.core.factory import make_env
 from agents.trajectories.schema import EpisodeRecord
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
 from agents.trajectories.summary import RunSummary, summarize
+from envs.capabilities import HasTasks
 
 log = logging.getLogger(__name__)
 SUMMARY = "summary.json"
@@ -69,9 +72,31 @@ def collect(cfg: dict[str, Any] | CollectConfig, console: Console | None = None)
     return run_engine(validate_config(CollectConfig, cfg), console)
 
 
+def with_trials(cfg: RunConfig) -> RunConfig:
+    """`trials=k`: episodes = the env's task count x k (seed s plays task s % count, so each task runs k times);
+    it replaces `episodes`."""
+    if cfg.trials is None:
+        return cfg
+    if cfg.remote.url:
+        raise ConfigError("trials= needs the env in this process (it counts the env's tasks); use episodes= remotely")
+    env = make_env(cfg.env)
+    try:
+        inner = env.unwrapped
+        if not isinstance(inner, HasTasks):
+            raise ConfigError(
+                f"trials= needs an env that plays named tasks (env=coding with a dataset folder); "
+                f"{cfg.env.name or cfg.env.id} does not: use episodes="
+            )
+        count = len(inner.task_names())
+    finally:
+        env.close()
+    return validate_config(type(cfg), {**cfg.model_dump(), "episodes": count * cfg.trials})
+
+
 def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     """Run every episode the plan still owes; config mistakes raise `ConfigError` before any episode starts."""
     console = console or Console(stderr=True)
+    cfg = with_trials(cfg)
     executor = cfg.executor if isinstance(cfg, CollectConfig) else "local"
     out = cfg.out_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -129,6 +154,10 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     if worker is None:  # Ray: the actors built the brains, and each episode says which adapter acted
         adapter = recorded_adapter(episodes)
     write_summary(out, cfg, result, plan.config_hash, executor, model, adapter)
+    tasks = trial_results(episodes, result.failed, worker.tasks if worker is not None else {})
+    task_report = summarize_tasks(tasks) if tasks else None
+    if task_report is not None:
+        atomic_write_text(out / TASKS_FILE, task_report.model_dump_json(indent=2))
     report(
         console,
         result,
@@ -136,6 +165,8 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
         out,
         "collection" if isinstance(cfg, CollectConfig) else "run",
     )
+    if task_report is not None and len(task_report.tasks) > 1:
+        console.print(task_table(task_report, f"per task ({out / TASKS_FILE})"))
     if plan.todo and not result.new_episodes and sink.user_error is not None:
         raise sink.user_error  # every episode hit the same user mistake (e.g. a dead endpoint): exit 2, not 1
     return result

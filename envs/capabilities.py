@@ -74,3 +74,25 @@ class HasCandidateExpert(Protocol):
         """The expert's action if it is a candidate, else the candidate the expert rates best for the goal;
         `settle` (a reward in [0, 1]): keep to what is in view when it is that good (see WebShop's `settle_for`)."""
         ...
+
+
+def steps_block(env: Any) -> bool:
+    """Whether the env's reset/step wait on something outside Python (sandboxed processes, a verifier): an
+    env says so with a true class attribute `steps_block` (on the unwrapped env). Async episode loops then run
+    its reset/step in a worker thread, so `concurrency` episodes of it really overlap."""
+    inner = getattr(env, "unwrapped", env)
+    return bool(getattr(inner, "steps_block", False))
+
+
+@runtime_checkable
+class HasTasks(Protocol):
+    """An env that plays a set of named tasks chosen by the episode's seed (a dataset): runs can then ask for
+    `trials` per task and report per task (`agents.collect.tasks`)."""
+
+    def task_names(self) -> list[str]:
+        """Every task the env plays, in seed order (episode seed s plays task s % len)."""
+        ...
+
+    def task_for_seed(self, seed: int) -> str:
+        """The task an episode with this seed plays."""
+        ...

@@ -51,6 +51,12 @@ class Sink:
     def stopping(self) -> bool:
         return self.abort_reason is not None
 
+    def stop(self, reason: str) -> None:
+        """Stop scheduling (a signal): the run ends with what it finished, `reason` in its summary."""
+        if self.abort_reason is None:
+            self.abort_reason = reason
+            log.warning("%s", reason)
+
     def done(self, rec: EpisodeRecord) -> None:
         """Append a finished episode (once) and count it."""
         if rec.episode_id in self.done_ids:  # a retried task that also finished: keep the first

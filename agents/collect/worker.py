@@ -19,7 +19,7 @@ from agents.core.factory import build_agent, build_brain, build_memory, config_h
 from agents.core.loop import arun_episode
 from agents.trajectories.schema import EpisodeRecord
 from agents.trajectories.store import atomic_write_text
-from envs.capabilities import AsyncClosable, ServesEnvs
+from envs.capabilities import AsyncClosable, HasTasks, ServesEnvs
 
 MEMORY_STATE = "memory_state.json"
 
@@ -60,6 +60,7 @@ class EpisodeWorker:
         self.carry = cfg.carries_memory
         self.memory_state_path = Path(cfg.out) / MEMORY_STATE
         self._memory_state: dict[str, Any] | None = None
+        self.tasks: dict[int, str] = {}  # seed -> the task it played (envs with named tasks): a failed one too
         if self.carry and self.memory_state_path.exists():
             self._memory_state = self._read_memory_state()
 
@@ -143,6 +144,8 @@ class EpisodeWorker:
             memory.load_state(self._memory_state)
         agent = build_agent(brain, self.cfg.agent, memory, seed=seed)
         env = self.make_env()
+        if isinstance(env.unwrapped, HasTasks):
+            self.tasks[seed] = env.unwrapped.task_for_seed(seed)
         cfg = self.cfg
         try:
             record = await arun_episode(

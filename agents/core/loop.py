@@ -17,7 +17,7 @@ import gymnasium as gym
 from agents.brains.base import EnvBoundBrain
 from agents.core.agent import Agent, Decision
 from agents.trajectories.schema import CandidateRecord, EpisodeRecord, EpisodeStats, Outcome, StepRecord
-from envs.capabilities import AsyncEnv
+from envs.capabilities import AsyncEnv, steps_block
 from envs.contract import hit_time_limit
 from envs.server.protocol import to_jsonable
 
@@ -246,17 +246,25 @@ async def arun_episode(env: gym.Env, agent: Agent, *, seed: int = 0, **kwargs: A
     runner = EpisodeRunner(env, agent, seed=seed, **kwargs)
     _bind(agent, env)
     aenv = env if isinstance(env, AsyncEnv) else None
-    first = (
-        await aenv.areset(seed=seed, options=runner.reset_options)
-        if aenv
-        else env.reset(seed=seed, options=runner.reset_options)
-    )
+    threaded = aenv is None and steps_block(env)  # a sandboxed env's step waits on processes: off the loop
+    if aenv:
+        first = await aenv.areset(seed=seed, options=runner.reset_options)
+    elif threaded:
+        first = await asyncio.to_thread(env.reset, seed=seed, options=runner.reset_options)
+    else:
+        first = env.reset(seed=seed, options=runner.reset_options)
     runner.begin(*first)
     while not runner.done:
         decision = await agent.adecide(runner.obs, runner.info)
-        result = None
+        result: tuple[Any, ...] | None = None
         if decision.parsed.ok:
-            result = await aenv.astep(decision.parsed.action) if aenv else env.step(decision.parsed.action)
+            action = decision.parsed.action
+            if aenv:
+                result = await aenv.astep(action)
+            elif threaded:
+                result = await asyncio.to_thread(env.step, action)
+            else:
+                result = env.step(action)
         runner.apply(decision, result)
     return runner.record(agent.brain.name, agent.brain.model)
 

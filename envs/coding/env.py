@@ -115,6 +115,7 @@ class CodingEnv(gym.Env):
     """A backend-coding task in a sandbox (see the module doc and docs/coding.md)."""
 
     metadata = {"render_modes": []}
+    steps_block = True  # steps wait on sandboxed processes: async loops run them in a thread (envs.capabilities)
 
     def __init__(
         self,
@@ -161,6 +162,7 @@ class CodingEnv(gym.Env):
         self._pristine: WorkspaceSnapshot | None = None
         self._state = _State()
         self._started_episode = False
+        self._closed = False  # once closed, no sandbox is made again (a step still running in a thread)
 
     # --- setup -------------------------------------------------------------------------------------
     def _task_pool(self, task: str, allow_path: bool) -> dict[str, Path] | None:
@@ -186,6 +188,14 @@ class CodingEnv(gym.Env):
         if refused:
             raise UnreproducibleTaskError.many(refused)
         return pool
+
+    def task_names(self) -> list[str]:
+        """Every task this env plays, in seed order (one unless task="all" or a dataset folder)."""
+        return list(self._all) if self._all is not None else [self.task.name]
+
+    def task_for_seed(self, seed: int) -> str:
+        """The task an episode reset with this seed plays."""
+        return self._all[seed % len(self._all)] if self._all else self.task.name
 
     def _load(self, name: str, allow_path: bool) -> AnyTask:
         """A task by name (of the pool, when there is one) or path; a published one must be reproducible
@@ -298,20 +308,22 @@ class CodingEnv(gym.Env):
     def _ensure_sandbox(self) -> Sandbox:
         if self._sb is not None and not self._sb.closed:
             return self._sb
+        if self._closed:
+            raise SandboxError("the env is closed: its sandbox is gone")
         reason = unavailable_reason(self.backend)
         if reason is not None:
             others = [b for b in ENV_BACKENDS if b != self.backend and unavailable_reason(b) is None]
             hint = f"; available here: backend={others[0]!r}" if others else "; no isolating backend runs here"
             raise BackendUnavailableError(f"the {self.backend} backend is unavailable on this machine: {reason}{hint}")
         self._deps = deps_mod.prepare(self.task.requirements, self.task.npm)
-        self._stash = Stash(GRADER_MOUNT)
+        self._stash = stash = Stash(GRADER_MOUNT)
         where: dict[str, Any] = {"workdir": self.workdir, "mounts": self._mounts()} if self._mounts() else {}
         sb = make_sandbox(
             self.backend,
             limits=self.limits,
             network=self.network,
             start=False,
-            ro_binds={**self._deps.ro_binds(), **self._stash.ro_binds()},
+            ro_binds={**self._deps.ro_binds(), **stash.ro_binds()},
             **self.sandbox_options(),
             **where,
         )
@@ -320,13 +332,16 @@ class CodingEnv(gym.Env):
         else:
             shutil.copytree(self.task.repo_dir, sb.workspace, dirs_exist_ok=True, symlinks=True)
         try:
-            self._stash.give_to(sb.owner())  # readable by the sandbox's user only
+            stash.give_to(sb.owner())  # readable by the sandbox's user only
             sb.start()
         except BaseException:
-            self._stash.remove()
+            stash.remove()
             sb.close()
             raise
         self._sb = sb
+        if self._closed:  # closed (a run stopping) while this sandbox started in a step's thread: one of the
+            self._close_sandbox()  # two sees the other's write and closes it
+            raise SandboxError("the env was closed while its sandbox started")
         self._pristine = sb.snapshot()
         return sb
 
@@ -543,6 +558,7 @@ class CodingEnv(gym.Env):
         self._started_episode = True
 
     def close(self) -> None:
+        self._closed = True
         self._close_sandbox()
         super().close()
 

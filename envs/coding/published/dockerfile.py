@@ -13,7 +13,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -273,8 +273,16 @@ def empty_build(label: str, context: Path) -> _Build:
     return _Build(file=label, context=context, hidden=set())
 
 
-def plan_from(b: _Build, *, workdir: str | None = None, extra_env: Mapping[str, str] | None = None) -> EnvironmentPlan:
-    """The `EnvironmentPlan` of a read Dockerfile: copies that land in the final WORKDIR, the rest skipped."""
+def plan_from(
+    b: _Build,
+    *,
+    workdir: str | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    writes: Sequence[str] = (),
+) -> EnvironmentPlan:
+    """The `EnvironmentPlan` of a read Dockerfile: copies that land in the final WORKDIR, the rest skipped.
+    `writes`: top-level folders the task writes to that its Dockerfile does not create (`writable.py`): each
+    becomes a writable root of the workspace, as a COPY outside the WORKDIR does."""
     skipped = list(b.skipped)
     wd = workdir or b.workdir
     if wd is None:
@@ -288,7 +296,8 @@ def plan_from(b: _Build, *, workdir: str | None = None, extra_env: Mapping[str, 
     if problem is not None:
         skipped.append(SkippedStep(where=b.file, step=f"WORKDIR {wd}", why=f"{problem}; {DEFAULT_WORKDIR} used"))
         wd = DEFAULT_WORKDIR
-    roots = _roots(wd, [dest for _, _, dest, _ in b.raw_copies])
+    copied = _roots(wd, [dest for _, _, dest, _ in b.raw_copies])
+    roots = _roots(wd, [*copied, *writes]) if writes else copied
     base = "/" if roots else wd  # copies are placed relative to this
     copies: list[FileCopy] = []
     for ins, src, dest, into in b.raw_copies:
@@ -316,6 +325,7 @@ def plan_from(b: _Build, *, workdir: str | None = None, extra_env: Mapping[str, 
         base_image=b.base_image,
         workdir=wd,
         roots={r: r[1:] for r in roots},
+        undeclared=[r for r in roots if r in writes and r not in copied and r != _top(wd)],
         env={**b.env, **(extra_env or {})},
         copies=copies,
         kept_out=b.kept_out,

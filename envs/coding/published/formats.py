@@ -22,6 +22,7 @@ from pydantic import Field, model_validator
 
 from envs.coding.published import dockerfile as df
 from envs.coding.published.model import EnvironmentPlan, OracleStep, PublishedTask, Service, SkippedStep
+from envs.coding.published.writable import task_scripts, writable_tops
 from envs.coding.tasks.errors import TaskFormatError
 from envs.coding.tasks.files import (
     HARBOR_CONFIG,
@@ -176,6 +177,7 @@ def _plan(
     workdir: str | None,
     docker_image: str | None,
     extra_env: Mapping[str, str],
+    writes: list[str],
 ) -> EnvironmentPlan:
     """Dockerfile (or the compose file's main service) -> what the sandbox reproduces."""
     compose = next(
@@ -205,10 +207,12 @@ def _plan(
                 )
             else:
                 raise TaskFormatError(env_dir, "Dockerfile", "missing file (no Dockerfile and no image to run)")
-            plan = df.plan_from(df.empty_build(label, context), workdir=workdir, extra_env={**env, **extra_env})
+            plan = df.plan_from(
+                df.empty_build(label, context), workdir=workdir, extra_env={**env, **extra_env}, writes=writes
+            )
         else:
             b = df.read_dockerfile(dockerfile, context, file_label=_label(dockerfile, folder), hidden=hidden)
-            plan = df.plan_from(b, workdir=workdir, extra_env={**env, **extra_env})
+            plan = df.plan_from(b, workdir=workdir, extra_env={**env, **extra_env}, writes=writes)
     except df.DockerfileError as e:
         raise TaskFormatError(dockerfile if dockerfile.is_file() else env_dir, "Dockerfile", str(e)) from None
     return plan.model_copy(
@@ -281,7 +285,17 @@ def load_harbor(folder: Path) -> PublishedTask:
     if solution is not None and not (solution / "solve.sh").is_file():
         raise TaskFormatError(folder / "solution", "solution/solve.sh", "missing file (the oracle's entry point)")
     e = cfg.environment
-    plan = _plan(folder, env_dir, ("main",), set(), workdir=e.workdir, docker_image=e.docker_image, extra_env=e.env)
+    writes = writable_tops(instruction, task_scripts(solution, tests))
+    plan = _plan(
+        folder,
+        env_dir,
+        ("main",),
+        set(),
+        workdir=e.workdir,
+        docker_image=e.docker_image,
+        extra_env=e.env,
+        writes=writes,
+    )
     plan = _with_verifier(plan, test_script, folder)
     if e.gpus:
         plan = plan.model_copy(
@@ -338,7 +352,10 @@ def load_terminal_bench(folder: Path) -> PublishedTask:
         read_solution_yaml(solution)  # a broken one fails at load, not when the oracle runs
     tests = _optional(folder / "tests")
     hidden = {p for p in (tests, test_script, solution, folder / "solution.sh", folder / "solution.yaml") if p}
-    plan = _plan(folder, folder, ("client", "main"), hidden, workdir=None, docker_image=None, extra_env={})
+    writes = writable_tops(instruction, task_scripts(solution, test_script, tests))
+    plan = _plan(
+        folder, folder, ("client", "main"), hidden, workdir=None, docker_image=None, extra_env={}, writes=writes
+    )
     plan = _with_verifier(plan, test_script, folder)
     return PublishedTask(
         name=folder.name,

@@ -63,6 +63,8 @@ class EnvironmentPlan(BaseModel):
     # where the workspace shows, {sandbox path: folder in the workspace}: {} = the workspace is the WORKDIR;
     # else one folder per top-level path the Dockerfile writes ({"/app": "app", "/data": "data"})
     roots: dict[str, str] = Field(default_factory=dict)
+    # roots the task writes to that its Dockerfile does not create (`/output`): empty writable folders
+    undeclared: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)  # ENV / ARG defaults / compose environment
     copies: list[FileCopy] = Field(default_factory=list)
     kept_out: list[str] = Field(default_factory=list)  # hidden files a `COPY .` would have brought in
