@@ -15,6 +15,9 @@ brain agents per seat through the Agent, and writes, in `out`:
 - `report.json`: the scenario's own account when it has one (the town: who heard the news from whom,
   who came to the party, every utterance); `reflections.json`: brain seats' reflections and lessons
   (reflective memories; the end of the run is the end of their episode);
+- `interviews.jsonl`: with `interview.questions=[...]`, each interviewed agent's answer to each
+  question after every `interview.every` rounds and after the last (`societies.interviews`), and
+  every interview a caller asks a `SocietyRun`;
 - `llm_cache.sqlite`: every brain call of the seats (`societies.cache`), so a rerun replays it;
 - `checkpoint.pkl` while running: the state after the last finished round (`societies.checkpoint`).
 
@@ -49,13 +52,21 @@ from societies.cache import CACHE_FILE, CallCache
 from societies.checkpoint import clear_checkpoint, load_checkpoint, save_checkpoint
 from societies.config import RULE, SocietyRunConfig, build
 from societies.env import RoundResult, SocietyEnv, agent_id
+from societies.interviews import MAX_ANSWER_CHARS, InterviewLog, InterviewRecord
 from societies.metrics import MetricSeries
 from societies.rules import Rule
 from societies.seats import BrainSeats, Turn, build_brains, choose_seats
 
 log = logging.getLogger("societies.run")
 PATH_AGENTS = 100  # agents whose state is kept every round for the paths plot
-OUTPUT_KEYS = {"out", "log_level", "plots", "event_log", "trajectory_agents"}  # keys that change no agent's behaviour
+OUTPUT_KEYS = {
+    "out",
+    "log_level",
+    "plots",
+    "event_log",
+    "trajectory_agents",
+    "interview",
+}  # keys that change no agent's behaviour
 STATIC_ATTRS = {"graph", "personas"}  # built from the config and seed: not in checkpoints (1M agents' edges)
 RUN_KEYS = {"resume", "max_concurrency", "brain_pool", "cache", "checkpoint_every", "keep_messages"}  # nor do these
 
@@ -332,6 +343,7 @@ class SocietyRun:
         self.brain_s = 0.0  # wall time of the brain seats' decisions
         self.brain_steps = 0
         self.brain_tokens = [0, 0]  # tokens in, out of the seats' decisions
+        self.interviews_asked = 0  # answers appended to interviews.jsonl by this process
         self.resumed_from: int | None = None
         ck = load_checkpoint(self.out) if cfg.resume else None
         if ck is not None and ck["config_hash"] != config_hash(cfg):
@@ -356,6 +368,7 @@ class SocietyRun:
             first = sc.metrics()
             self.series.add(0, first)
             self.events.add(0, None, first)
+            self.interviews = InterviewLog(self.out)
             self.result: RoundResult | None = None
             return
         scenario_state, env_rng, ended, live = ck["env"]
@@ -372,6 +385,7 @@ class SocietyRun:
         self.brain_s, self.brain_steps, self.brain_tokens = ck["brain_s"], ck["brain_steps"], ck["brain_tokens"]
         self.events = EventLog(self.out, cfg.event_log, scenario.move_names(), resume_round=scenario.round)
         self.events.load_state(ck["events"])
+        self.interviews = InterviewLog(self.out, resume_round=scenario.round)
         self.resumed_from = scenario.round
         log.info("resumed from the checkpoint after round %d", scenario.round)
 
@@ -431,6 +445,8 @@ class SocietyRun:
         self.events.add(result.round, result, m)
         self.paths.append(sc.node_state()[self.path_idx])
         self.result = result
+        if self.cfg.interview.due(result.round, last=self.done):
+            self.interview_all(self.cfg.interview.questions)
         every = self.cfg.checkpoint_rounds
         if every and (result.round % every == 0) and not (result.terminated or result.truncated):
             self._checkpoint()
@@ -479,6 +495,7 @@ class SocietyRun:
             "run_s": round(t_run, 3),
             "wall_s": round(self.t_build + t_run, 3),
             "resumed_from_round": self.resumed_from,
+            "interviews": self.interviews_asked,
         }
         if self.seats is not None:
             summary["brain"] = {
@@ -553,12 +570,49 @@ class SocietyRun:
         """Ask any agent a question; nothing is written to its memory or its agent state.
 
         A brain seat answers through its own brain, persona and memory (`BrainSeats.interview`); a
-        rule agent answers from its persona and its current view (it has no words of its own)."""
+        rule agent answers from its persona and its current view (it has no words of its own).
+        The answer is appended to `interviews.jsonl` with the round, the question and who answered."""
         i = agent if isinstance(agent, int) else self.env.index(agent)
-        if self.seats is not None and i in self.seats.agents:
-            return self.seats.interview(i, question)
+        rec = self._ask(i, question)
+        self.interviews.append([rec])
+        self.interviews_asked += 1
+        return rec.answer
+
+    def interviewed(self) -> list[int]:
+        """The agents the configured interviews ask: `interview.agents`, else the brain seats, else the recorded agents."""
+        if self.cfg.interview.agents:
+            return list(self.cfg.interview.agents)
+        if self.seats is not None:
+            return sorted(self.seats.agents)
+        return self.recorder.ids[: self.recorder.k].tolist()
+
+    def interview_all(self, questions: list[str]) -> list[InterviewRecord]:
+        """Ask each interviewed agent each question now, and append the answers."""
+        recs = [self._ask(i, q) for i in self.interviewed() for q in questions]
+        self.interviews.append(recs)
+        self.interviews_asked += len(recs)
+        return recs
+
+    def _ask(self, i: int, question: str) -> InterviewRecord:
         sc = self.env.scenario
-        return f"{sc.persona(i)} I follow the {self.rule.name} rule. {sc.observe(i)}"
+        if self.seats is not None and i in self.seats.agents:
+            answer = self.seats.interview(i, question, self.cfg.interview.max_tokens)
+            seat, by = "brain", self.seats.brain_label
+        else:
+            answer = f"{sc.persona(i)} I follow the {self.rule.name} rule. {sc.observe(i)}"
+            seat, by = "rule", f"rule:{self.rule.name}"
+        if len(answer) > MAX_ANSWER_CHARS:
+            answer = answer[: MAX_ANSWER_CHARS - 1] + "…"
+        return InterviewRecord(
+            round=int(sc.round),
+            agent=agent_id(i),
+            index=i,
+            question=question,
+            answer=answer,
+            seat=seat,  # type: ignore[arg-type]
+            answered_by=by,
+            asked_at=time.time(),
+        )
 
 
 def run_society(cfg: SocietyRunConfig) -> dict[str, Any]:
