@@ -165,6 +165,7 @@ class SocietyRunConfig(Strict):
     town: TownParams = Field(default_factory=TownParams)
     trajectory_agents: int = Field(default=200, ge=0)  # write per-agent trajectories for agents 0..k-1
     event_log: Literal["sqlite", "parquet"] = "sqlite"
+    state_agents: int = Field(default=1000, ge=0)  # log the scenario's state of agents 0..k-1 after every round
     plots: bool = True
     log_level: LogLevel = "INFO"
     # -- brain agents (societies.seats): brain=rule keeps the vectorised rule for everyone
@@ -260,7 +261,7 @@ class SocietyRunConfig(Strict):
             )
         return self
 
-    @field_validator("agents", "rounds", "seed", "trajectory_agents", mode="before")
+    @field_validator("agents", "rounds", "seed", "trajectory_agents", "state_agents", mode="before")
     @classmethod
     def _no_bool(cls, v: object) -> object:
         if isinstance(v, bool):

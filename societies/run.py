@@ -3,8 +3,10 @@
 Runs a society: rule agents on the fast path (vectorised moves, no text for agents nobody records),
 brain agents per seat through the Agent, and writes, in `out`:
 
-- `events.sqlite` (or `events.parquet`): one row per move (round, agent, action, value), and the
-  metrics per round;
+- `events.sqlite` (or `events.parquet`): one row per move (round, agent, action, value), the
+  metrics per round, and the scenario's state of agents 0..state_agents-1 after each round
+  (`states`: round, agent, value: its `node_state`, e.g. an opinion or adopted 0/1; what the value
+  means is the `meta` row `state`; Parquet: `states.parquet`);
 - `metrics.json`: the metric time series (`societies.metrics.MetricSeries`);
 - `metrics.png`, `network.png` (the network coloured by each agent's final state), and for
   opinions `opinions.png` (sampled agents' opinion paths);
@@ -66,6 +68,7 @@ OUTPUT_KEYS = {
     "event_log",
     "trajectory_agents",
     "interview",
+    "state_agents",
 }  # keys that change no agent's behaviour
 STATIC_ATTRS = {"graph", "personas"}  # built from the config and seed: not in checkpoints (1M agents' edges)
 RUN_KEYS = {"resume", "max_concurrency", "brain_pool", "cache", "checkpoint_every", "keep_messages"}  # nor do these
@@ -224,8 +227,16 @@ class EventLog:
     `resume_round`: continue the log of a run resumed after that round (later rows are dropped;
     the Parquet buffer comes from the checkpoint)."""
 
-    def __init__(self, out: Path, kind: str, move_names: list[str], resume_round: int | None = None) -> None:
+    def __init__(
+        self,
+        out: Path,
+        kind: str,
+        move_names: list[str],
+        resume_round: int | None = None,
+        state_name: str = "state",
+    ) -> None:
         self.kind = kind
+        self.state_name = state_name
         self.names = np.array(move_names, dtype=object)
         self.path = out / f"events.{kind}"
         if resume_round is None or kind != "sqlite" or not self.path.exists():
@@ -233,25 +244,44 @@ class EventLog:
             resume_round = None
         self._chunks: list[dict[str, np.ndarray]] = []
         self._metrics: list[tuple[int, str, float]] = []
+        self._states: list[tuple[int, np.ndarray]] = []
         if kind == "sqlite":
             self.db = sqlite3.connect(self.path)
             self.db.execute("CREATE TABLE IF NOT EXISTS events (round INTEGER, agent INTEGER, action TEXT, value REAL)")
             self.db.execute("CREATE TABLE IF NOT EXISTS metrics (round INTEGER, name TEXT, value REAL)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS states (round INTEGER, agent INTEGER, value REAL)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('state', ?)", (state_name,))
             if resume_round is not None:  # rows of the round that was cut short (moves of round r are logged as r - 1)
                 self.db.execute("DELETE FROM events WHERE round >= ?", (resume_round,))
                 self.db.execute("DELETE FROM metrics WHERE round > ?", (resume_round,))
+                self.db.execute("DELETE FROM states WHERE round > ?", (resume_round,))
             self.db.commit()
 
     def state(self) -> dict[str, Any]:
         """The Parquet buffer (SQLite rows are on disk already)."""
-        return {"chunks": self._chunks, "metrics": self._metrics} if self.kind == "parquet" else {}
+        return (
+            {"chunks": self._chunks, "metrics": self._metrics, "states": self._states} if self.kind == "parquet" else {}
+        )
 
     def load_state(self, state: dict[str, Any]) -> None:
         if self.kind == "parquet" and state:
             self._chunks, self._metrics = state["chunks"], state["metrics"]
+            self._states = state.get("states", [])
 
-    def add(self, round: int, result: RoundResult | None, metrics: dict[str, float]) -> None:
+    def add(
+        self, round: int, result: RoundResult | None, metrics: dict[str, float], states: np.ndarray | None = None
+    ) -> None:
+        """Log a round: its moves (as round - 1), its metrics and `states` (agents 0..k-1's state after it)."""
         rows = [(round, k, float(v)) for k, v in metrics.items()]
+        if states is not None and states.size:
+            if self.kind == "sqlite":
+                vals = [None if np.isnan(v) else v for v in np.asarray(states, np.float64).tolist()]
+                self.db.executemany(
+                    "INSERT INTO states VALUES (?, ?, ?)", zip([round] * len(vals), range(len(vals)), vals)
+                )
+            else:
+                self._states.append((round, np.asarray(states, np.float64).copy()))
         if self.kind == "sqlite":
             if result is not None and result.moved.idx.size:
                 m = result.moved
@@ -293,6 +323,21 @@ class EventLog:
         r, n, v = zip(*self._metrics) if self._metrics else ((), (), ())
         pq.write_table(
             pa.table({"round": list(r), "name": list(n), "value": list(v)}), self.path.with_name("metrics.parquet")
+        )
+        rs = [np.full(v.size, r) for r, v in self._states]
+        vs = [v for _, v in self._states]
+        pq.write_table(
+            pa.table(
+                {
+                    "round": np.concatenate(rs).astype(np.int64) if rs else np.empty(0, np.int64),
+                    "agent": np.concatenate([np.arange(v.size) for v in vs]).astype(np.int64)
+                    if vs
+                    else np.empty(0, np.int64),
+                    "value": np.concatenate(vs) if vs else np.empty(0),
+                },
+                metadata={"state": self.state_name},
+            ),
+            self.path.with_name("states.parquet"),
         )
 
 
@@ -363,11 +408,12 @@ class SocietyRun:
             self.env.start(cfg.seed)
             self.rng = np.random.default_rng([cfg.seed, 0xB7])  # the rules' own stream
             self.series = MetricSeries(scenario=cfg.scenario, meta={"agents": sc.n, "seed": cfg.seed})
-            self.events = EventLog(self.out, cfg.event_log, sc.move_names())
-            self.paths = [sc.node_state()[self.path_idx]]
+            self.events = EventLog(self.out, cfg.event_log, sc.move_names(), state_name=sc.state_name)
+            state = sc.node_state()
+            self.paths = [state[self.path_idx]]
             first = sc.metrics()
             self.series.add(0, first)
-            self.events.add(0, None, first)
+            self.events.add(0, None, first, state[: cfg.state_agents])
             self.interviews = InterviewLog(self.out)
             self.result: RoundResult | None = None
             return
@@ -383,7 +429,9 @@ class SocietyRun:
         self.recorder.tracks = ck["tracks"]
         self.result = ck["result"]
         self.brain_s, self.brain_steps, self.brain_tokens = ck["brain_s"], ck["brain_steps"], ck["brain_tokens"]
-        self.events = EventLog(self.out, cfg.event_log, scenario.move_names(), resume_round=scenario.round)
+        self.events = EventLog(
+            self.out, cfg.event_log, scenario.move_names(), resume_round=scenario.round, state_name=scenario.state_name
+        )
         self.events.load_state(ck["events"])
         self.interviews = InterviewLog(self.out, resume_round=scenario.round)
         self.resumed_from = scenario.round
@@ -441,9 +489,10 @@ class SocietyRun:
             self.seats.observe(turns, result.rewards, result.errors)
         self.recorder.after(acting, result, turns, self.cfg.keep_messages)
         m = sc.metrics()
+        state = sc.node_state()
         self.series.add(result.round, m)
-        self.events.add(result.round, result, m)
-        self.paths.append(sc.node_state()[self.path_idx])
+        self.events.add(result.round, result, m, state[: self.cfg.state_agents])
+        self.paths.append(state[self.path_idx])
         self.result = result
         if self.cfg.interview.due(result.round, last=self.done):
             self.interview_all(self.cfg.interview.questions)
