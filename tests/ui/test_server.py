@@ -141,6 +141,19 @@ def test_a_society_with_a_parquet_event_log_shows_its_curves(tmp_path: Path):
         assert c.get("/api/society/state", params={"run": "pq", "round": 1}).status_code == 404
 
 
+def test_a_society_without_logged_states_is_coloured_by_moves_and_says_it_asked_no_interviews(tmp_path: Path):
+    """A run that logged no per-agent state (state_agents=0, or written before states were logged)."""
+    root = tmp_path / "runs"
+    society_run(root / "moves", scenario="cooperation", agents=6, rounds=4, state_agents=0)
+    with Server(root) as s, httpx.Client(base_url=s.url) as c:
+        page = c.get("/society", params={"run": "moves"}).text
+        assert "latest move up to the round" in page and "logged no per-agent state" in page
+        st = c.get("/api/society/state", params={"run": "moves", "round": 2}).json()
+        assert set(st["labels"]) <= {"cooperate", "defect", "no move yet"} and st["moved"] == 6
+        agent = c.get("/society", params={"run": "moves", "agent": 1}).text
+        assert "this run asked no interviews" in agent and "interview.questions" in agent
+
+
 def test_one_command_serves_a_runs_folder(runs_dir: Path):
     """`python -m agents.ui runs/` as a user starts it: a real process on a loopback port."""
     import subprocess
