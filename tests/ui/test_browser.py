@@ -10,6 +10,8 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,13 +121,48 @@ def test_a_coding_trial_shows_commands_edits_and_the_verifier(ui, page):
     assert commands.count() == 3 and "bash[ls]" in commands.nth(0).inner_text()
     commands.nth(0).locator("summary").click()
     assert "requirements.txt" in commands.nth(0).inner_text()
-    diffs = page.locator("section.coding pre.diff")
+    diffs = page.locator("#edits pre.diff")
     assert diffs.count() == 2  # the str_replace (text form) and the create (JSON form)
     assert (
         diffs.nth(0).locator(".del").inner_text() == "-pass"
         and diffs.nth(0).locator(".add").inner_text() == "+return 204"
     )
     assert diffs.nth(1).locator(".add").inner_text() == "+done"
+    assert "no workspace diff in this trajectory" in page.inner_text("#workspace-diff")  # this store predates it
+
+
+@pytest.fixture(scope="module")
+def scripted_coding_run(runs_dir: Path) -> str:
+    """A real coding episode: `agents.run` of the scripted expert on a shipped task, in a bwrap sandbox."""
+    from envs.coding.sandbox import unavailable_reason
+
+    reason = unavailable_reason("bwrap")
+    if reason is not None:
+        pytest.skip(f"bwrap backend unavailable: {reason}")
+    out = runs_dir / "coding-scripted"
+    res = subprocess.run(  # its own process: the sync browser API holds this thread's event loop
+        [sys.executable, "-m", "agents.run", "env=coding", "env.kwargs.task=example-kv-delete", "brain=scripted",
+         "episodes=1", "progress=false", f"out={out}"],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], timeout=900,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    return out.name
+
+
+def test_a_coding_trial_shows_the_files_its_workspace_changed(ui, page, runs_dir, scripted_coding_run):
+    """The expert edits server.py with a script (no create / str_replace): the workspace diff still shows it."""
+    page.goto(ui.url + f"/run?run={scripted_coding_run}")
+    page.click("a.ep-link")
+    page.wait_for_selector("#workspace-diff")
+    assert "1 file changed from reset to submit[]" in page.inner_text("#workspace-diff p.stats")
+    server = page.locator("#workspace-diff .file-change[data-path='server.py']")
+    assert server.get_attribute("data-status") == "modified"
+    added = server.locator("pre.diff .add").all_inner_texts()
+    assert "+    def do_DELETE(self) -> None:" in added and not server.locator("pre.diff .del").count()
+    (rec,) = TrajectoryStore(runs_dir / scripted_coding_run / "trajectories.jsonl")
+    kept = rec.steps[-1].info["workspace_diff"]["files"][0]["diff"]
+    assert [x for x in kept.splitlines() if x.startswith("+") and not x.startswith("+++")] == added
+    assert "reward 1" in page.inner_text("#verifier")
     shot(page, "coding")
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from agents.ui.__main__ import parse_args
 
-from .conftest import Server, prm_episode, society_run, write_store
+from .conftest import Server, coding_episode, prm_episode, society_run, write_store
 
 
 def test_every_page_of_every_run_kind_answers(ui):
@@ -188,6 +188,9 @@ def test_damaged_files_are_answered_not_crashed_on(tmp_path: Path):
     root = tmp_path / "runs"
     write_store(root / "r", [prm_episode(0)])
     (root / "r" / "trajectories.index.sqlite").write_bytes(b"not a database at all" * 100)  # a damaged index
+    bad_diff = coding_episode(0)
+    bad_diff.steps[-1].info["workspace_diff"] = {"changed": "many", "files": "server.py"}  # not the env's format
+    write_store(root / "code", [bad_diff])
     (root / "soc").mkdir()
     (root / "soc" / "metrics.json").write_text("{broken")
     (root / "soc" / "events.sqlite").write_bytes(b"garbage" * 1000)
@@ -197,6 +200,8 @@ def test_damaged_files_are_answered_not_crashed_on(tmp_path: Path):
         r = c.get("/society", params={"run": "soc"})
         assert r.status_code == 422 and "could not be read" in r.text and str(root) not in r.text
         assert c.get("/").status_code == 200
+        r = c.get("/episode", params={"run": "code", "ep": "coding-0"})
+        assert r.status_code == 200 and "the recorded workspace diff is damaged" in r.text
 
 
 def test_a_big_store_is_indexed_in_the_background_while_pages_say_so(tmp_path: Path, monkeypatch):
