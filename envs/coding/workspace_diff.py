@@ -117,7 +117,7 @@ def _change(path: str, before: Entry | None, after: Entry | None) -> FileChange:
         assert isinstance(before, _File) and isinstance(after, _File)
         change.note = f"mode {stat.filemode(before.mode)[1:]} -> {stat.filemode(after.mode)[1:]}"
         return change
-    sides = []
+    sides: list[list[str]] = []
     for e in (before, after):
         if e is None:
             sides.append([])
