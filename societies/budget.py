@@ -45,6 +45,7 @@ ROUND_BYTES = 4_000  # per round: the sampled agents' paths, the metric series, 
 STEP_BYTES = {"town": 8_000, "feed": 6_000}  # per recorded agent and round: a trajectory step until written
 DEFAULT_STEP_BYTES = 2_500
 PARQUET_MOVE_BYTES = 40  # event_log=parquet buffers every move in memory until the end
+PARQUET_STATE_BYTES = 32  # ... and each logged state: 8 bytes buffered + 24 in the columns at the write (counted, not yet measured by bench/societies_memory.py)
 SEAT_BYTES = 4 * MB  # per brain seat: its Agent, memory and transcript (the model itself is not counted)
 MARGIN = 1.25  # allocator slack and what the fits leave out
 
@@ -108,7 +109,8 @@ def estimate(cfg: SocietyRunConfig) -> Estimate:
         terms["brain seats"] = seats * SEAT_BYTES
     terms["trajectories"] = (recorded + seats) * rounds * STEP_BYTES.get(cfg.scenario, DEFAULT_STEP_BYTES)
     if cfg.event_log == "parquet":
-        terms["event buffer"] = PARQUET_BYTES + int(n * cfg.activity * rounds * PARQUET_MOVE_BYTES)
+        states = min(n, cfg.state_agents) * (rounds + 1) * PARQUET_STATE_BYTES  # the logged states, kept to the end
+        terms["event buffer"] = PARQUET_BYTES + int(n * cfg.activity * rounds * PARQUET_MOVE_BYTES) + states
     terms = {k: int(v) for k, v in terms.items()}
     return Estimate(int(sum(terms.values()) * MARGIN), terms)
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, ModelWrapValidatorHandler, PrivateAttr, f
 
 from agents.config import SEED_MAX, AgentConfig, BrainConfig, LogLevel, MemoryConfig, Strict, at_most
 from societies.graphs import GraphSpec
+from societies.interviews import InterviewConfig
 from societies.personas import make_personas
 
 if TYPE_CHECKING:
@@ -164,6 +165,7 @@ class SocietyRunConfig(Strict):
     town: TownParams = Field(default_factory=TownParams)
     trajectory_agents: int = Field(default=200, ge=0)  # write per-agent trajectories for agents 0..k-1
     event_log: Literal["sqlite", "parquet"] = "sqlite"
+    state_agents: int = Field(default=1000, ge=0)  # log the scenario's state of agents 0..k-1 after every round
     plots: bool = True
     log_level: LogLevel = "INFO"
     # -- brain agents (societies.seats): brain=rule keeps the vectorised rule for everyone
@@ -176,6 +178,8 @@ class SocietyRunConfig(Strict):
     brain_pool: int = Field(default=1, ge=1)  # brain instances serving the calls (local: threads split between them)
     cache: Literal["on", "off", "replay"] = "on"  # LLM call cache in out/llm_cache.sqlite; replay = never call a model
     keep_messages: bool = False  # keep each brain step's prompt in its trajectory step
+    # -- interviews (societies.interviews): questions asked of agents during the run, kept in interviews.jsonl
+    interview: InterviewConfig = Field(default_factory=InterviewConfig)
     # -- resume (societies.checkpoint)
     # rounds between checkpoints; 0 = none; None = every round with brain seats, none for rule-only runs
     # (at 1M rule agents a checkpoint per round triples the run time; rerunning is cheaper than resuming)
@@ -257,7 +261,7 @@ class SocietyRunConfig(Strict):
             )
         return self
 
-    @field_validator("agents", "rounds", "seed", "trajectory_agents", mode="before")
+    @field_validator("agents", "rounds", "seed", "trajectory_agents", "state_agents", mode="before")
     @classmethod
     def _no_bool(cls, v: object) -> object:
         if isinstance(v, bool):
@@ -273,6 +277,15 @@ class SocietyRunConfig(Strict):
     @classmethod
     def _rounds_bounded(cls, v: int) -> int:
         return at_most(v, MAX_ROUNDS, "rounds", ROUNDS_WHY)
+
+    @model_validator(mode="after")
+    def _interviewed_agents_exist(self) -> SocietyRunConfig:
+        bad = [i for i in self.interview.agents if i >= self.agents]
+        if bad:
+            raise ValueError(f"interview.agents {bad[:5]} are not agents of this run (agents 0..{self.agents - 1})")
+        if self.interview.enabled and self.shards > 1:
+            raise ValueError("interviews need the whole society in one process: use shards=1 with interview.questions")
+        return self
 
     @model_validator(mode="after")
     def _town_bounded(self) -> SocietyRunConfig:

@@ -170,6 +170,8 @@ class Scenario(ABC):
     def metrics(self) -> dict[str, float]:
         """This round's metrics (time series points)."""
 
+    state_name = "state"  # what `node_state` means, for legends (the event log's `states` table keeps it per round)
+
     @abstractmethod
     def node_state(self) -> np.ndarray:
         """One number per agent for colouring the network (opinion, adopted, cooperation rate)."""

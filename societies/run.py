@@ -3,8 +3,10 @@
 Runs a society: rule agents on the fast path (vectorised moves, no text for agents nobody records),
 brain agents per seat through the Agent, and writes, in `out`:
 
-- `events.sqlite` (or `events.parquet`): one row per move (round, agent, action, value), and the
-  metrics per round;
+- `events.sqlite` (or `events.parquet`): one row per move (round, agent, action, value), the
+  metrics per round, and the scenario's state of agents 0..state_agents-1 after each round
+  (`states`: round, agent, value: its `node_state`, e.g. an opinion or adopted 0/1; what the value
+  means is the `meta` row `state`; Parquet: `states.parquet`);
 - `metrics.json`: the metric time series (`societies.metrics.MetricSeries`);
 - `metrics.png`, `network.png` (the network coloured by each agent's final state), and for
   opinions `opinions.png` (sampled agents' opinion paths);
@@ -15,6 +17,9 @@ brain agents per seat through the Agent, and writes, in `out`:
 - `report.json`: the scenario's own account when it has one (the town: who heard the news from whom,
   who came to the party, every utterance); `reflections.json`: brain seats' reflections and lessons
   (reflective memories; the end of the run is the end of their episode);
+- `interviews.jsonl`: with `interview.questions=[...]`, each interviewed agent's answer to each
+  question after every `interview.every` rounds and after the last (`societies.interviews`), and
+  every interview a caller asks a `SocietyRun`;
 - `llm_cache.sqlite`: every brain call of the seats (`societies.cache`), so a rerun replays it;
 - `checkpoint.pkl` while running: the state after the last finished round (`societies.checkpoint`).
 
@@ -49,13 +54,22 @@ from societies.cache import CACHE_FILE, CallCache
 from societies.checkpoint import clear_checkpoint, load_checkpoint, save_checkpoint
 from societies.config import RULE, SocietyRunConfig, build
 from societies.env import RoundResult, SocietyEnv, agent_id
+from societies.interviews import MAX_ANSWER_CHARS, InterviewLog, InterviewRecord
 from societies.metrics import MetricSeries
 from societies.rules import Rule
 from societies.seats import BrainSeats, Turn, build_brains, choose_seats
 
 log = logging.getLogger("societies.run")
 PATH_AGENTS = 100  # agents whose state is kept every round for the paths plot
-OUTPUT_KEYS = {"out", "log_level", "plots", "event_log", "trajectory_agents"}  # keys that change no agent's behaviour
+OUTPUT_KEYS = {
+    "out",
+    "log_level",
+    "plots",
+    "event_log",
+    "trajectory_agents",
+    "interview",
+    "state_agents",
+}  # keys that change no agent's behaviour
 STATIC_ATTRS = {"graph", "personas"}  # built from the config and seed: not in checkpoints (1M agents' edges)
 RUN_KEYS = {"resume", "max_concurrency", "brain_pool", "cache", "checkpoint_every", "keep_messages"}  # nor do these
 
@@ -213,8 +227,16 @@ class EventLog:
     `resume_round`: continue the log of a run resumed after that round (later rows are dropped;
     the Parquet buffer comes from the checkpoint)."""
 
-    def __init__(self, out: Path, kind: str, move_names: list[str], resume_round: int | None = None) -> None:
+    def __init__(
+        self,
+        out: Path,
+        kind: str,
+        move_names: list[str],
+        resume_round: int | None = None,
+        state_name: str = "state",
+    ) -> None:
         self.kind = kind
+        self.state_name = state_name
         self.names = np.array(move_names, dtype=object)
         self.path = out / f"events.{kind}"
         if resume_round is None or kind != "sqlite" or not self.path.exists():
@@ -222,25 +244,44 @@ class EventLog:
             resume_round = None
         self._chunks: list[dict[str, np.ndarray]] = []
         self._metrics: list[tuple[int, str, float]] = []
+        self._states: list[tuple[int, np.ndarray]] = []
         if kind == "sqlite":
             self.db = sqlite3.connect(self.path)
             self.db.execute("CREATE TABLE IF NOT EXISTS events (round INTEGER, agent INTEGER, action TEXT, value REAL)")
             self.db.execute("CREATE TABLE IF NOT EXISTS metrics (round INTEGER, name TEXT, value REAL)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS states (round INTEGER, agent INTEGER, value REAL)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('state', ?)", (state_name,))
             if resume_round is not None:  # rows of the round that was cut short (moves of round r are logged as r - 1)
                 self.db.execute("DELETE FROM events WHERE round >= ?", (resume_round,))
                 self.db.execute("DELETE FROM metrics WHERE round > ?", (resume_round,))
+                self.db.execute("DELETE FROM states WHERE round > ?", (resume_round,))
             self.db.commit()
 
     def state(self) -> dict[str, Any]:
         """The Parquet buffer (SQLite rows are on disk already)."""
-        return {"chunks": self._chunks, "metrics": self._metrics} if self.kind == "parquet" else {}
+        return (
+            {"chunks": self._chunks, "metrics": self._metrics, "states": self._states} if self.kind == "parquet" else {}
+        )
 
     def load_state(self, state: dict[str, Any]) -> None:
         if self.kind == "parquet" and state:
             self._chunks, self._metrics = state["chunks"], state["metrics"]
+            self._states = state.get("states", [])
 
-    def add(self, round: int, result: RoundResult | None, metrics: dict[str, float]) -> None:
+    def add(
+        self, round: int, result: RoundResult | None, metrics: dict[str, float], states: np.ndarray | None = None
+    ) -> None:
+        """Log a round: its moves (as round - 1), its metrics and `states` (agents 0..k-1's state after it)."""
         rows = [(round, k, float(v)) for k, v in metrics.items()]
+        if states is not None and states.size:
+            if self.kind == "sqlite":
+                vals = [None if np.isnan(v) else v for v in np.asarray(states, np.float64).tolist()]
+                self.db.executemany(
+                    "INSERT INTO states VALUES (?, ?, ?)", zip([round] * len(vals), range(len(vals)), vals)
+                )
+            else:
+                self._states.append((round, np.asarray(states, np.float64).copy()))
         if self.kind == "sqlite":
             if result is not None and result.moved.idx.size:
                 m = result.moved
@@ -282,6 +323,21 @@ class EventLog:
         r, n, v = zip(*self._metrics) if self._metrics else ((), (), ())
         pq.write_table(
             pa.table({"round": list(r), "name": list(n), "value": list(v)}), self.path.with_name("metrics.parquet")
+        )
+        rs = [np.full(v.size, r) for r, v in self._states]
+        vs = [v for _, v in self._states]
+        pq.write_table(
+            pa.table(
+                {
+                    "round": np.concatenate(rs).astype(np.int64) if rs else np.empty(0, np.int64),
+                    "agent": np.concatenate([np.arange(v.size) for v in vs]).astype(np.int64)
+                    if vs
+                    else np.empty(0, np.int64),
+                    "value": np.concatenate(vs) if vs else np.empty(0),
+                },
+                metadata={"state": self.state_name},
+            ),
+            self.path.with_name("states.parquet"),
         )
 
 
@@ -332,6 +388,7 @@ class SocietyRun:
         self.brain_s = 0.0  # wall time of the brain seats' decisions
         self.brain_steps = 0
         self.brain_tokens = [0, 0]  # tokens in, out of the seats' decisions
+        self.interviews_asked = 0  # answers appended to interviews.jsonl by this process
         self.resumed_from: int | None = None
         ck = load_checkpoint(self.out) if cfg.resume else None
         if ck is not None and ck["config_hash"] != config_hash(cfg):
@@ -351,11 +408,13 @@ class SocietyRun:
             self.env.start(cfg.seed)
             self.rng = np.random.default_rng([cfg.seed, 0xB7])  # the rules' own stream
             self.series = MetricSeries(scenario=cfg.scenario, meta={"agents": sc.n, "seed": cfg.seed})
-            self.events = EventLog(self.out, cfg.event_log, sc.move_names())
-            self.paths = [sc.node_state()[self.path_idx]]
+            self.events = EventLog(self.out, cfg.event_log, sc.move_names(), state_name=sc.state_name)
+            state = sc.node_state()
+            self.paths = [state[self.path_idx]]
             first = sc.metrics()
             self.series.add(0, first)
-            self.events.add(0, None, first)
+            self.events.add(0, None, first, state[: cfg.state_agents])
+            self.interviews = InterviewLog(self.out)
             self.result: RoundResult | None = None
             return
         scenario_state, env_rng, ended, live = ck["env"]
@@ -370,8 +429,11 @@ class SocietyRun:
         self.recorder.tracks = ck["tracks"]
         self.result = ck["result"]
         self.brain_s, self.brain_steps, self.brain_tokens = ck["brain_s"], ck["brain_steps"], ck["brain_tokens"]
-        self.events = EventLog(self.out, cfg.event_log, scenario.move_names(), resume_round=scenario.round)
+        self.events = EventLog(
+            self.out, cfg.event_log, scenario.move_names(), resume_round=scenario.round, state_name=scenario.state_name
+        )
         self.events.load_state(ck["events"])
+        self.interviews = InterviewLog(self.out, resume_round=scenario.round)
         self.resumed_from = scenario.round
         log.info("resumed from the checkpoint after round %d", scenario.round)
 
@@ -427,10 +489,13 @@ class SocietyRun:
             self.seats.observe(turns, result.rewards, result.errors)
         self.recorder.after(acting, result, turns, self.cfg.keep_messages)
         m = sc.metrics()
+        state = sc.node_state()
         self.series.add(result.round, m)
-        self.events.add(result.round, result, m)
-        self.paths.append(sc.node_state()[self.path_idx])
+        self.events.add(result.round, result, m, state[: self.cfg.state_agents])
+        self.paths.append(state[self.path_idx])
         self.result = result
+        if self.cfg.interview.due(result.round, last=self.done):
+            self.interview_all(self.cfg.interview.questions)
         every = self.cfg.checkpoint_rounds
         if every and (result.round % every == 0) and not (result.terminated or result.truncated):
             self._checkpoint()
@@ -479,6 +544,7 @@ class SocietyRun:
             "run_s": round(t_run, 3),
             "wall_s": round(self.t_build + t_run, 3),
             "resumed_from_round": self.resumed_from,
+            "interviews": self.interviews_asked,
         }
         if self.seats is not None:
             summary["brain"] = {
@@ -553,12 +619,49 @@ class SocietyRun:
         """Ask any agent a question; nothing is written to its memory or its agent state.
 
         A brain seat answers through its own brain, persona and memory (`BrainSeats.interview`); a
-        rule agent answers from its persona and its current view (it has no words of its own)."""
+        rule agent answers from its persona and its current view (it has no words of its own).
+        The answer is appended to `interviews.jsonl` with the round, the question and who answered."""
         i = agent if isinstance(agent, int) else self.env.index(agent)
-        if self.seats is not None and i in self.seats.agents:
-            return self.seats.interview(i, question)
+        rec = self._ask(i, question)
+        self.interviews.append([rec])
+        self.interviews_asked += 1
+        return rec.answer
+
+    def interviewed(self) -> list[int]:
+        """The agents the configured interviews ask: `interview.agents`, else the brain seats, else the recorded agents."""
+        if self.cfg.interview.agents:
+            return list(self.cfg.interview.agents)
+        if self.seats is not None:
+            return sorted(self.seats.agents)
+        return self.recorder.ids[: self.recorder.k].tolist()
+
+    def interview_all(self, questions: list[str]) -> list[InterviewRecord]:
+        """Ask each interviewed agent each question now, and append the answers."""
+        recs = [self._ask(i, q) for i in self.interviewed() for q in questions]
+        self.interviews.append(recs)
+        self.interviews_asked += len(recs)
+        return recs
+
+    def _ask(self, i: int, question: str) -> InterviewRecord:
         sc = self.env.scenario
-        return f"{sc.persona(i)} I follow the {self.rule.name} rule. {sc.observe(i)}"
+        if self.seats is not None and i in self.seats.agents:
+            answer = self.seats.interview(i, question, self.cfg.interview.max_tokens)
+            seat, by = "brain", self.seats.brain_label
+        else:
+            answer = f"{sc.persona(i)} I follow the {self.rule.name} rule. {sc.observe(i)}"
+            seat, by = "rule", f"rule:{self.rule.name}"
+        if len(answer) > MAX_ANSWER_CHARS:
+            answer = answer[: MAX_ANSWER_CHARS - 1] + "…"
+        return InterviewRecord(
+            round=int(sc.round),
+            agent=agent_id(i),
+            index=i,
+            question=question,
+            answer=answer,
+            seat=seat,  # type: ignore[arg-type]
+            answered_by=by,
+            asked_at=time.time(),
+        )
 
 
 def run_society(cfg: SocietyRunConfig) -> dict[str, Any]:

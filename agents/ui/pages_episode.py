@@ -118,7 +118,8 @@ def prm_chart(ep: EpisodeRecord) -> str:
 
 
 def coding_sections(ep: EpisodeRecord) -> str:
-    """A coding trial: the commands with their outputs, the edits, and the hidden tests' verdict."""
+    """A coding trial: the commands with their outputs, the files changed (the workspace from reset to submit,
+    and each edit), and the hidden tests' verdict."""
     cmds, edits = [], []
     for s in ep.steps:
         if s.action is None:
@@ -142,9 +143,10 @@ def coding_sections(ep: EpisodeRecord) -> str:
     parts.append(
         "<h2>Commands</h2>" + (table(["step", "command", "output"], cmds, cls="commands") if cmds else "<p>none</p>")
     )
+    parts.append("<h2>Files changed</h2>" + workspace_changes(ep))
     parts.append(
-        "<h2>Files changed</h2><p class='muted'>each edit the agent made (create / str_replace), as a diff, in order:</p>"
-        + ("".join(edits) if edits else "<p>none</p>")
+        "<h3>Edits, step by step</h3><div id='edits'><p class='muted'>each create / str_replace the agent sent, "
+        "as a diff, in order:</p>" + ("".join(edits) if edits else "<p>none</p>") + "</div>"
     )
     if grade:
         tests = [
@@ -167,6 +169,45 @@ def coding_sections(ep: EpisodeRecord) -> str:
 
 
 _DIFF_CLASS = {"+": "add", "-": "del", "@": "hunk"}
+MAX_DIFF_LINES = 2000  # lines of one file's diff drawn (the env already bounds the text)
+
+
+def workspace_changes(ep: EpisodeRecord) -> str:
+    """The workspace from reset to submit as the env recorded it (`info["workspace_diff"]`, envs/coding/workspace_diff.py)."""
+    from pydantic import ValidationError
+
+    from envs.coding.workspace_diff import WorkspaceDiff  # the env's own model (imported on use)
+
+    raw = next((s.info.get("workspace_diff") for s in reversed(ep.steps) if "workspace_diff" in s.info), None)
+    if raw is None:
+        return (
+            "<p class='muted' id='workspace-diff'>no workspace diff in this trajectory: the coding env records one "
+            "at submit[] (an episode that ended before submitting, or one recorded before the env kept it)</p>"
+        )
+    try:
+        wd = WorkspaceDiff.model_validate(raw)
+    except ValidationError:
+        return "<p class='bad' id='workspace-diff'>the recorded workspace diff is damaged (not the env's format)</p>"
+    head = f"{wd.changed} file{'' if wd.changed == 1 else 's'} changed from reset to submit[]"
+    if wd.note:
+        head += f" · {h(wd.note)}"
+    elif wd.truncated:
+        head += " · some diffs were cut (see each file)"
+    blocks = []
+    for f in wd.files:
+        tags = [f.status] + (["binary"] if f.binary else []) + ([f.note] if f.note else [])
+        lines = (f.diff or "").splitlines()
+        body = "".join(
+            f"<span class='{_DIFF_CLASS.get(x[:1], '') if not x.startswith(('---', '+++')) else 'hunk'}'>{h(x)}</span>\n"
+            for x in lines[:MAX_DIFF_LINES]
+        )
+        blocks.append(
+            f"<div class='file-change' data-path='{h(f.path)}' data-status='{h(f.status)}'><h4>{h(f.path)} "
+            f"<span class='muted'>({h(' · '.join(tags))})</span></h4>"
+            + (f"<pre class='diff'>{body}</pre>" if body else "")
+            + "</div>"
+        )
+    return f"<div id='workspace-diff'><p class='stats'>{head}</p>{''.join(blocks)}</div>"
 
 
 def edit_diff(action: str) -> tuple[str, list[str]] | None:

@@ -1,8 +1,12 @@
-"""A society run: its network coloured per round (a round slider), its metric curves, one agent's timeline.
+"""A society run: its network coloured per round (a round slider), its metric curves, one agent's timeline
+with its interview answers.
 
-The graph is rebuilt from the run's config and seed (`societies.graphs.build_graph`, as the run did);
-an agent's colour at round r is its latest recorded move up to r in `events.sqlite` (a value on a
-scale when the move carries one, e.g. an opinion; else the move's name), grey before its first move.
+The graph is rebuilt from the run's config and seed (`societies.graphs.build_graph`, as the run did).
+An agent's colour at round r is the scenario's state of it after round r (`events.sqlite`'s
+`states` table: an opinion, adopted or not, a cooperation rate), on a blue-to-red scale. A run
+written before states were logged is coloured by each agent's latest move up to r instead (a value
+on a scale when the move carries one, else the move's name), grey before its first move.
+Interview answers come from the run's `interviews.jsonl` (`societies.interviews`).
 """
 
 from __future__ import annotations
@@ -15,12 +19,13 @@ from typing import Any
 
 from agents.ui.charts import PALETTE, line_chart
 from agents.ui.html import fmt, h, page, pre, table, url
-from agents.ui.runs import EVENTS, METRICS, REPORT, SUMMARY, TRAJECTORIES, NotFound, Run, RunsRoot
+from agents.ui.runs import EVENTS, INTERVIEWS, METRICS, REPORT, SUMMARY, TRAJECTORIES, NotFound, Run, RunsRoot
 
 MAX_NODES = 300  # agents drawn (the first ones); the metrics cover everyone
 MAX_EDGES = 3000
 MAX_GRAPH_AGENTS = 200_000  # above this the graph is not rebuilt (seconds and hundreds of MB for a picture)
 MAX_TIMELINE = 2000  # events listed on an agent's timeline
+MAX_ANSWERS = 500  # interview answers listed on an agent's timeline
 NO_MOVE = "#d1d5db"
 # the scenarios that build a graph, and its default kind (societies.config.build)
 DEFAULT_GRAPH = {"opinion": "complete", "diffusion": "erdos_renyi", "feed": "erdos_renyi"}
@@ -38,6 +43,7 @@ class Network:
     actions: list[str]
     rounds: list[int]
     note: str
+    state_name: str | None = None  # what the colour shows when the run logged the scenario's state per round
 
 
 _cache: dict[str, Network] = {}
@@ -67,20 +73,36 @@ def network(run: Run) -> Network:
     with _events(run) as db:
         n_db = db.execute("SELECT MAX(agent) FROM events").fetchone()[0]
         n = int(cfg.get("agents") or (n_db + 1 if n_db is not None else 0))
-        lo, hi = db.execute("SELECT MIN(value), MAX(value) FROM events WHERE value IS NOT NULL").fetchone()
-        actions = [r[0] for r in db.execute("SELECT DISTINCT action FROM events WHERE value IS NULL ORDER BY action")]
+        state_name = _state_name(db)
+        table = "states" if state_name is not None else "events"
+        lo, hi = db.execute(f"SELECT MIN(value), MAX(value) FROM {table} WHERE value IS NOT NULL").fetchone()
+        actions = [] if state_name is not None else _move_names(db)
         rounds = [r[0] for r in db.execute("SELECT DISTINCT round FROM metrics ORDER BY round")]
     shown = min(n, MAX_NODES)
     edges, note = _edges(cfg, n, shown)
     nodes = _layout(shown, edges)
     if shown < n:
         note += f" Showing agents 0..{shown - 1} of {n:,}."
-    net = Network(n, nodes, edges[:MAX_EDGES], (lo, hi) if lo is not None else None, actions, rounds, note)
+    vrange = (lo, hi) if lo is not None else None
+    net = Network(n, nodes, edges[:MAX_EDGES], vrange, actions, rounds, note, state_name)
     with _lock:
         if len(_cache) > 32:  # a society still running changes its key every round
             _cache.clear()
         _cache[key] = net
     return net
+
+
+def _state_name(db: sqlite3.Connection) -> str | None:
+    """What the run's `states` rows mean, or None for a run that logged no states (colour by moves then)."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "states" not in tables or db.execute("SELECT 1 FROM states LIMIT 1").fetchone() is None:
+        return None
+    row = db.execute("SELECT value FROM meta WHERE key = 'state'").fetchone() if "meta" in tables else None
+    return str(row[0]) if row and row[0] else "state"
+
+
+def _move_names(db: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in db.execute("SELECT DISTINCT action FROM events WHERE value IS NULL ORDER BY action")]
 
 
 def _edges(cfg: dict[str, Any], n: int, shown: int) -> tuple[list[tuple[int, int]], str]:
@@ -153,6 +175,8 @@ def states(run: Run, round_no: int) -> dict[str, Any]:
             f"run {run.name!r} has rounds {min(net.rounds)}..{max(net.rounds)}; there is no round {round_no}"
         )
     shown = len(net.nodes)
+    if net.state_name is not None:
+        return _state_colors(run, net, round_no, shown)
     with _events(run) as db:
         rows = db.execute(
             "SELECT e.agent, e.action, e.value FROM events e JOIN (SELECT agent, MAX(rowid) AS m FROM events "
@@ -172,6 +196,22 @@ def states(run: Run, round_no: int) -> dict[str, Any]:
             labels[agent] = str(action)
     moved = sum(1 for c in colors if c != NO_MOVE)
     return {"round": round_no, "colors": colors, "labels": labels, "moved": moved, "metrics": metrics}
+
+
+def _state_colors(run: Run, net: Network, round_no: int, shown: int) -> dict[str, Any]:
+    """Colours by the scenario's state of each drawn agent after `round_no` (grey where none was logged)."""
+    with _events(run) as db:
+        rows = db.execute("SELECT agent, value FROM states WHERE round = ? AND agent < ?", (round_no, shown)).fetchall()
+        metrics = dict(db.execute("SELECT name, value FROM metrics WHERE round = ?", (round_no,)).fetchall())
+    colors = [NO_MOVE] * shown
+    labels = ["no state logged"] * shown
+    lo, hi = net.value_range or (0.0, 1.0)
+    for agent, value in rows:
+        if value is not None:
+            colors[agent] = _value_color(value, lo, hi)
+            labels[agent] = f"{net.state_name} = {value:.3g}"
+    logged = sum(1 for c in colors if c != NO_MOVE)
+    return {"round": round_no, "colors": colors, "labels": labels, "moved": logged, "metrics": metrics}
 
 
 def network_svg(run: Run, net: Network, first: dict[str, Any]) -> str:
@@ -194,6 +234,14 @@ def network_svg(run: Run, net: Network, first: dict[str, Any]) -> str:
 
 
 def legend(net: Network) -> str:
+    if net.state_name is not None:
+        lo, hi = net.value_range or (0.0, 1.0)
+        return (
+            f"<p class='legend' id='legend'>colour: <b>{h(net.state_name)}</b> after the round · "
+            f"<span class='swatch' style='background:{_value_color(lo, lo, hi)}'></span> {lo:.3g} … "
+            f"<span class='swatch' style='background:{_value_color(hi, lo, hi)}'></span> {hi:.3g} · "
+            f"<span class='swatch' style='background:{NO_MOVE}'></span> not logged</p>"
+        )
     items = [f"<span class='swatch' style='background:{NO_MOVE}'></span> no move yet"]
     if net.value_range is not None:
         lo, hi = net.value_range
@@ -242,16 +290,22 @@ def society_page(root: RunsRoot, run: Run, agent: int | None, round_no: int | No
     last = max(net.rounds)
     current = last if round_no is None else round_no
     first = states(run, current)
+    colour_note = (
+        f"the scenario's state of each agent after the round ({h(net.state_name)})"
+        if net.state_name is not None
+        else "each agent's latest move up to the round (this run logged no per-agent state)"
+    )
     head = (
         f"<p class='stats'>{h(cfg.get('scenario', '?'))} · {fmt(net.n_agents)} agents · {len(net.rounds)} rounds"
         + (f" · brain {h(cfg.get('brain', {}).get('name'))}" if isinstance(cfg.get("brain"), dict) else "")
         + (f" · wall {fmt(summary.get('wall_s'))} s" if summary.get("wall_s") is not None else "")
-        + f"</p><p class='muted'>{h(net.note)} Colour: each agent's latest move up to the round. Click an agent for its timeline.</p>"
+        + f"</p><p class='muted'>{h(net.note)} Colour: {colour_note}. Click an agent for its timeline and interview answers.</p>"
     )
+    count_note = "agents shown have a logged state" if net.state_name is not None else "agents shown have moved"
     slider = (
         f"<div class='rounds' id='rounds' data-run='{h(run.name)}'>round <input type='range' id='round-slider' "
         f"min='{min(net.rounds)}' max='{last}' value='{current}'> <b id='round-label'>{current}</b> of {last} · "
-        f"<span id='round-moved'>{first['moved']}</span> agents shown have moved</div>"
+        f"<span id='round-moved'>{first['moved']}</span> {count_note}</div>"
     )
     mrows = "".join(
         f"<tr><td>{h(k)}</td><td class='metric-value' data-metric='{h(k)}'>{fmt(v)}</td></tr>"
@@ -284,11 +338,27 @@ def agent_timeline(root: RunsRoot, run: Run, agent: int) -> str:
         rows = db.execute(
             "SELECT round, action, value FROM events WHERE agent = ? ORDER BY rowid LIMIT ?", (agent, MAX_TIMELINE + 1)
         ).fetchall()
+        state_rows = (
+            db.execute(
+                "SELECT round, value FROM states WHERE agent = ? AND value IS NOT NULL ORDER BY round LIMIT ?",
+                (agent, MAX_TIMELINE),
+            ).fetchall()
+            if net.state_name is not None
+            else []
+        )
     more = len(rows) > MAX_TIMELINE
     body = f"<p class='stats' id='agent-stats'>agent_{agent}: {min(len(rows), MAX_TIMELINE)}{'+' if more else ''} moves</p>"
     ep_link = _trajectory_link(root, run, agent)
     if ep_link:
         body += f"<p>{ep_link}</p>"
+    body += interview_section(run, agent)
+    if state_rows:
+        body += line_chart(
+            [float(r) for r, _ in state_rows],
+            {str(net.state_name): [v for _, v in state_rows]},
+            title=f"agent_{agent}'s state after each round: {net.state_name}",
+            chart_id="agent-state",
+        )
     values = [(r[0], r[2]) for r in rows[:MAX_TIMELINE] if r[2] is not None]
     if values:
         body += line_chart(
@@ -307,11 +377,35 @@ def agent_timeline(root: RunsRoot, run: Run, agent: int) -> str:
         said = _mentions(report, f"agent_{agent}")
         if said:
             body += "<h2>In the scenario's report</h2>" + pre("\n".join(said[:200]))
-    body += (
-        "<p class='muted'>Interview answers: societies.run writes none to the run folder (interviews are asked of a "
-        "live SocietyRun); this read-only view shows what the run recorded.</p>"
-    )
     return body
+
+
+def interview_section(run: Run, agent: int) -> str:
+    """The agent's interview answers in the run's `interviews.jsonl`: the round, the question, who answered."""
+    p = run.file(INTERVIEWS)
+    if p is None:
+        return (
+            "<h2>Interview answers</h2><p class='muted' id='interviews'>this run asked no interviews "
+            "(societies.run asks them with interview.questions=[...])</p>"
+        )
+    from societies.interviews import read_interviews
+
+    recs = list(read_interviews(p, agent=f"agent_{agent}", limit=MAX_ANSWERS + 1))
+    if not recs:
+        return f"<h2>Interview answers</h2><p class='muted' id='interviews'>agent_{agent} was not interviewed</p>"
+    more = f" (the first {MAX_ANSWERS})" if len(recs) > MAX_ANSWERS else ""
+    rows = [
+        [
+            str(r.round),
+            h(r.question),
+            f"<span class='answer'>{h(r.answer)}</span>",
+            h(f"{r.seat} seat ({r.answered_by})"),
+        ]
+        for r in recs[:MAX_ANSWERS]
+    ]
+    return f"<h2>Interview answers{more}</h2>" + table(
+        ["after round", "question", "answer", "answered by"], rows, cls="interviews"
+    ).replace("<table", "<table id='interviews'", 1)
 
 
 def _trajectory_link(root: RunsRoot, run: Run, agent: int) -> str:

@@ -23,6 +23,7 @@ SUMMARY = "summary.json"
 METRICS = "metrics.json"  # a society's metric series
 EVENTS = "events.sqlite"  # a society's moves
 REPORT = "report.json"  # a society scenario's own account (the town)
+INTERVIEWS = "interviews.jsonl"  # a society's interview answers (societies.interviews)
 MANIFEST = "collect.json"  # written by agents.run / agents.collect before the first episode
 RUN_MARKERS = (TRAJECTORIES, SUMMARY, METRICS, EVENTS, MANIFEST)
 MAX_DEPTH = 4  # how deep under the root runs are looked for

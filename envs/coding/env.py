@@ -7,7 +7,8 @@
 Actions are documented in `envs/coding/tools.py` (text and JSON forms; `CodingEnv.tool_schemas()`
 gives OpenAI tool definitions, also in the reset info as `tools`). At `submit[]` the workspace is
 graded (`envs/coding/grading.py`): reward 1 only when every hidden test passes, `info["grade"]`
-holds the per-test outcomes.
+holds the per-test outcomes, and `info["workspace_diff"]` the files the episode changed since reset
+(`envs/coding/workspace_diff.py`: unified diffs, bounded, binary files named).
 
 One sandbox per env, started at the first reset and reused: reset stops every process in it,
 empties its /tmp and $HOME, and restores the task's pristine workspace (an incremental restore).
@@ -44,6 +45,7 @@ from envs.coding.sandbox import (
     PathEscapeError,
     Sandbox,
     SandboxError,
+    SnapshotTooLargeError,
     WorkspaceSnapshot,
     make_sandbox,
     unavailable_reason,
@@ -67,6 +69,7 @@ from envs.coding.tools import (
 from envs.coding.tools import create as tool_create
 from envs.coding.tools import str_replace as tool_str_replace
 from envs.coding.tools import view as tool_view
+from envs.coding.workspace_diff import WorkspaceDiff, workspace_diff
 from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, invalid_action_message
 from envs.registry import register_env
 from envs.spaces import FreeText
@@ -98,6 +101,7 @@ class _State:
     oracle_step: int | None = None  # when the oracle ran
     ending: tuple[bool, bool] | None = None  # (terminated, truncated) once the episode ended
     grade: Grade | PublishedGrade | None = None
+    changes: WorkspaceDiff | None = None  # the workspace against reset's, taken at submit
 
 
 @dataclass(frozen=True)
@@ -396,6 +400,8 @@ class CodingEnv(gym.Env):
         }
         if self._state.grade is not None:
             info["grade"] = self._state.grade.model_dump()
+        if self._state.changes is not None:
+            info["workspace_diff"] = self._state.changes.model_dump()
         return info
 
     def _invalid(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -441,8 +447,9 @@ class CodingEnv(gym.Env):
         if tool == "str_replace":
             return self._shown(tool_str_replace(sb, args["path"], cwd, args["old"], args["new"]))
         assert tool == "submit"
+        changes = self.workspace_diff()  # before grading, which runs the service in the workspace
         g = self.grade()
-        self._state = replace(self._state, steps=self._state.steps + 1, ending=(True, False), grade=g)
+        self._state = replace(self._state, steps=self._state.steps + 1, ending=(True, False), grade=g, changes=changes)
         lines = [f"{t.outcome.upper():8} {t.name}" for t in g.tests]
         if isinstance(g, PublishedGrade) and set(g.rewards) - {"reward"}:
             lines.append("rewards: " + ", ".join(f"{k}={v:g}" for k, v in sorted(g.rewards.items())))
@@ -455,6 +462,15 @@ class CodingEnv(gym.Env):
         out, session = split_session(res.stdout, self._state.session)
         self._state = replace(self._state, session=session)
         return format_exec(out, res, self.command_timeout, self.output_chars)
+
+    def workspace_diff(self) -> WorkspaceDiff:
+        """The files changed since the episode's reset (the task's pristine workspace), as bounded diffs."""
+        assert self._pristine is not None
+        try:
+            now = self.sandbox.snapshot()
+        except SnapshotTooLargeError as e:
+            return WorkspaceDiff(changed=0, files=[], truncated=True, note=f"no diff: {e}")
+        return workspace_diff(self._pristine, now)
 
     def grade(self) -> Grade | PublishedGrade:
         """Grade the workspace now (the episode goes on; `submit[]` is what ends it)."""

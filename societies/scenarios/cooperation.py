@@ -54,6 +54,7 @@ class CooperationScenario(Scenario):
     """An iterated prisoner's dilemma round-robin."""
 
     name = "cooperation"
+    state_name = "share of its moves that cooperated"
     actions = ("cooperate", "defect")
 
     def __init__(self, n: int, match_length: int = 200, personas: list[Persona] | None = None) -> None:

@@ -41,6 +41,7 @@ class DiffusionScenario(Scenario):
     """One post's cascade over a graph."""
 
     name = "diffusion"
+    state_name = "adopted: 1 = shared the post, 0 = not (yet)"
     actions = ("share", "ignore")
 
     def __init__(

@@ -197,6 +197,7 @@ class FeedScenario(Scenario):
     """A social feed with a pluggable recommender; each active agent makes one move per round."""
 
     name = "feed"
+    state_name = "interest group (scaled to 0..1)"
     actions = ("post", "nothing")
     extra_moves = ("repost", "like", "follow")
 

@@ -44,6 +44,7 @@ class OpinionScenario(Scenario):
     """Opinions on a social graph; partners drawn each round."""
 
     name = "opinion"
+    state_name = "opinion"
     actions = ("keep", "compromise")
     extra_moves = ("opinion",)
 

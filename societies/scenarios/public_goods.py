@@ -59,6 +59,7 @@ class PublicGoodsScenario(Scenario):
     """A repeated linear public-goods game; groups random or formed by public reputation."""
 
     name = "public_goods"
+    state_name = "mean share of the endowment given"
     actions = ("contribute_none", "contribute_half", "contribute_all")
     extra_moves = ("contribute",)
 

@@ -197,6 +197,7 @@ class TownScenario(Scenario):
     """A day in a small town: places, a clock, routines, conversations, and a piece of news spreading."""
 
     name = "town"
+    state_name = "0 = never heard of the party, 0.5 = knows of it, 1 = knew and came"
     actions = ()
     extra_moves = VERBS
 

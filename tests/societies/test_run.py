@@ -103,6 +103,31 @@ def test_parquet_event_log_and_sparse_activity(tmp_path: Path) -> None:
     assert set(events["action"]) <= {"keep", "compromise", "opinion"}
 
 
+@pytest.mark.parametrize("event_log", ["sqlite", "parquet"])
+def test_the_scenarios_state_is_logged_per_round(event_log: str, tmp_path: Path) -> None:
+    """Each round's `node_state` of agents 0..state_agents-1 (here opinions), from round 0, and what it means."""
+    from societies.run import SocietyRun
+
+    c = cfg(tmp_path, scenario="opinion", agents=20, rounds=4, seed=2, state_agents=8, event_log=event_log, plots=False)
+    run = SocietyRun(c)
+    seen = [run.sc.node_state()[:8].tolist()]
+    while not run.done:
+        run.play_round()
+        seen.append(run.sc.node_state()[:8].tolist())
+    run.finish()
+    assert seen[0] != seen[-1]  # opinions moved, so the rows below are per round, not one copy
+    out = Path(c.out)
+    if event_log == "sqlite":
+        with sqlite3.connect(out / "events.sqlite") as db:
+            rows = db.execute("SELECT round, agent, value FROM states ORDER BY round, agent").fetchall()
+            assert db.execute("SELECT value FROM meta WHERE key = 'state'").fetchone() == ("opinion",)
+    else:
+        t = pq.read_table(out / "states.parquet")
+        rows = list(zip(*(t.column(k).to_pylist() for k in ("round", "agent", "value"))))
+        assert t.schema.metadata[b"state"] == b"opinion"
+    assert rows == [(r, a, seen[r][a]) for r in range(5) for a in range(8)]
+
+
 @pytest.mark.parametrize(
     "bad",
     [

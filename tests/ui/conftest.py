@@ -17,6 +17,7 @@ from agents.trajectories.schema import CandidateRecord, EpisodeRecord, EpisodeSt
 from agents.trajectories.store import TrajectoryStore
 
 WEBSHOP = {"name": "webshop", "id": "agentsim/WebShop-v0"}
+SOCIETY_QUESTIONS = ["Did you share the post?", "Who told you about it?"]
 
 
 def agents_run(out: Path, episodes: int, epsilon: float = 0.0, seed: int = 0) -> Path:
@@ -152,7 +153,7 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     agents_run(root / "noisy", 6, epsilon=0.6, seed=5)
     write_store(root / "prm", [prm_episode(s) for s in range(3)])
     write_store(root / "coding", [coding_episode(0)])
-    society_run(root / "society")
+    society_run(root / "society", interview={"questions": SOCIETY_QUESTIONS, "every": 4})
     return root
 
 

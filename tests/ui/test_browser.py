@@ -6,8 +6,12 @@ Set AGENTSIM_UI_SCREENSHOTS=<folder> to keep a PNG of each page (docs/ui/ holds 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +20,7 @@ import pytest
 
 from agents.trajectories.store import TrajectoryStore
 
-from .conftest import agents_run, prm_episode
+from .conftest import SOCIETY_QUESTIONS, agents_run, prm_episode
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
@@ -117,13 +121,48 @@ def test_a_coding_trial_shows_commands_edits_and_the_verifier(ui, page):
     assert commands.count() == 3 and "bash[ls]" in commands.nth(0).inner_text()
     commands.nth(0).locator("summary").click()
     assert "requirements.txt" in commands.nth(0).inner_text()
-    diffs = page.locator("section.coding pre.diff")
+    diffs = page.locator("#edits pre.diff")
     assert diffs.count() == 2  # the str_replace (text form) and the create (JSON form)
     assert (
         diffs.nth(0).locator(".del").inner_text() == "-pass"
         and diffs.nth(0).locator(".add").inner_text() == "+return 204"
     )
     assert diffs.nth(1).locator(".add").inner_text() == "+done"
+    assert "no workspace diff in this trajectory" in page.inner_text("#workspace-diff")  # this store predates it
+
+
+@pytest.fixture(scope="module")
+def scripted_coding_run(runs_dir: Path) -> str:
+    """A real coding episode: `agents.run` of the scripted expert on a shipped task, in a bwrap sandbox."""
+    from envs.coding.sandbox import unavailable_reason
+
+    reason = unavailable_reason("bwrap")
+    if reason is not None:
+        pytest.skip(f"bwrap backend unavailable: {reason}")
+    out = runs_dir / "coding-scripted"
+    res = subprocess.run(  # its own process: the sync browser API holds this thread's event loop
+        [sys.executable, "-m", "agents.run", "env=coding", "env.kwargs.task=example-kv-delete", "brain=scripted",
+         "episodes=1", "progress=false", f"out={out}"],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], timeout=900,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    return out.name
+
+
+def test_a_coding_trial_shows_the_files_its_workspace_changed(ui, page, runs_dir, scripted_coding_run):
+    """The expert edits server.py with a script (no create / str_replace): the workspace diff still shows it."""
+    page.goto(ui.url + f"/run?run={scripted_coding_run}")
+    page.click("a.ep-link")
+    page.wait_for_selector("#workspace-diff")
+    assert "1 file changed from reset to submit[]" in page.inner_text("#workspace-diff p.stats")
+    server = page.locator("#workspace-diff .file-change[data-path='server.py']")
+    assert server.get_attribute("data-status") == "modified"
+    added = server.locator("pre.diff .add").all_inner_texts()
+    assert "+    def do_DELETE(self) -> None:" in added and not server.locator("pre.diff .del").count()
+    (rec,) = TrajectoryStore(runs_dir / scripted_coding_run / "trajectories.jsonl")
+    kept = rec.steps[-1].info["workspace_diff"]["files"][0]["diff"]
+    assert [x for x in kept.splitlines() if x.startswith("+") and not x.startswith("+++")] == added
+    assert "reward 1" in page.inner_text("#verifier")
     shot(page, "coding")
 
 
@@ -156,31 +195,57 @@ def test_compare_two_runs_on_the_same_seeds(ui, page, runs_dir):
     shot(page, "compare_seed")
 
 
-def test_scrub_a_societys_rounds(ui, page):
+def test_scrub_a_societys_rounds(ui, page, runs_dir):
+    """Nodes are coloured by the scenario's state (adopted or not) after the slider's round, as the run logged it."""
     page.goto(ui.url + "/society?run=society")
     page.wait_for_selector("#network")
+    assert "adopted" in page.inner_text("#legend")
     slider = page.locator("#round-slider")
     last = int(slider.get_attribute("max"))
-    grey = "#d1d5db"
+    adopted_colour = "#dc2626"  # the top of the blue-to-red scale: state 1, shared the post
 
-    def greys() -> int:
+    def adopted_shown() -> int:
         return page.eval_on_selector_all(
-            "#network circle.node", f"ns => ns.filter(n => n.getAttribute('fill') === '{grey}').length"
+            "#network circle.node", f"ns => ns.filter(n => n.getAttribute('fill') === '{adopted_colour}').length"
         )
 
-    at_last = greys()
+    def adopted_logged(round_no: int) -> int:
+        with sqlite3.connect(runs_dir / "society" / "events.sqlite") as db:
+            return db.execute("SELECT COUNT(*) FROM states WHERE round = ? AND value = 1", (round_no,)).fetchone()[0]
+
+    at_last = adopted_shown()
+    assert at_last == adopted_logged(last)
     shot(page, "society")
-    slider.fill("1")  # round 1: only the first movers have a colour
+    slider.fill("1")  # round 1: only the seed and the first sharers have adopted
     expect(page.locator("#rounds")).to_have_attribute("data-shown", "1")
     assert page.inner_text("#round-label") == "1"
-    at_first = greys()
-    assert at_first > at_last
+    assert adopted_shown() == adopted_logged(1) < at_last
     slider.fill(str(last))
     expect(page.locator("#rounds")).to_have_attribute("data-shown", str(last))
-    assert greys() == at_last
+    assert adopted_shown() == at_last
+
+
+def test_a_society_agents_timeline_shows_its_interview_answers(ui, page, runs_dir):
+    """societies.run asked the recorded agents two questions every 4 rounds; agent_0's answers are listed."""
+    from societies.interviews import read_interviews
+
+    page.goto(ui.url + "/society?run=society")
     page.click("#node-0")  # an agent's timeline
     page.wait_for_selector("#agent-stats")
     assert "agent_0" in page.inner_text("#agent-stats")
+    rows = page.locator("#interviews tbody tr")
+    kept = list(read_interviews(runs_dir / "society" / "interviews.jsonl", agent="agent_0"))
+    played = json.loads((runs_dir / "society" / "summary.json").read_text())["rounds_played"]
+    asked_after = sorted(
+        {*range(4, played + 1, 4), played}
+    )  # every 4 rounds and after the last (a cascade may end early)
+    assert [r.round for r in kept] == [r for r in asked_after for _ in SOCIETY_QUESTIONS]
+    assert rows.count() == len(kept)
+    for row, rec in zip(rows.all(), kept):
+        cells = row.locator("td").all_inner_texts()
+        assert cells[:3] == [str(rec.round), rec.question, rec.answer] and "rule seat" in cells[3]
+    assert "Did you share the post?" in page.inner_text("#interviews") and "agent_0" not in kept[0].question
+    assert page.locator("#agent-state").count() == 1  # its adopted-or-not per round
     shot(page, "society_agent")
 
 

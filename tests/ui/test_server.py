@@ -12,7 +12,7 @@ import pytest
 
 from agents.ui.__main__ import parse_args
 
-from .conftest import Server, prm_episode, society_run, write_store
+from .conftest import Server, coding_episode, prm_episode, society_run, write_store
 
 
 def test_every_page_of_every_run_kind_answers(ui):
@@ -141,6 +141,19 @@ def test_a_society_with_a_parquet_event_log_shows_its_curves(tmp_path: Path):
         assert c.get("/api/society/state", params={"run": "pq", "round": 1}).status_code == 404
 
 
+def test_a_society_without_logged_states_is_coloured_by_moves_and_says_it_asked_no_interviews(tmp_path: Path):
+    """A run that logged no per-agent state (state_agents=0, or written before states were logged)."""
+    root = tmp_path / "runs"
+    society_run(root / "moves", scenario="cooperation", agents=6, rounds=4, state_agents=0)
+    with Server(root) as s, httpx.Client(base_url=s.url) as c:
+        page = c.get("/society", params={"run": "moves"}).text
+        assert "latest move up to the round" in page and "logged no per-agent state" in page
+        st = c.get("/api/society/state", params={"run": "moves", "round": 2}).json()
+        assert set(st["labels"]) <= {"cooperate", "defect", "no move yet"} and st["moved"] == 6
+        agent = c.get("/society", params={"run": "moves", "agent": 1}).text
+        assert "this run asked no interviews" in agent and "interview.questions" in agent
+
+
 def test_one_command_serves_a_runs_folder(runs_dir: Path):
     """`python -m agents.ui runs/` as a user starts it: a real process on a loopback port."""
     import subprocess
@@ -175,6 +188,9 @@ def test_damaged_files_are_answered_not_crashed_on(tmp_path: Path):
     root = tmp_path / "runs"
     write_store(root / "r", [prm_episode(0)])
     (root / "r" / "trajectories.index.sqlite").write_bytes(b"not a database at all" * 100)  # a damaged index
+    bad_diff = coding_episode(0)
+    bad_diff.steps[-1].info["workspace_diff"] = {"changed": "many", "files": "server.py"}  # not the env's format
+    write_store(root / "code", [bad_diff])
     (root / "soc").mkdir()
     (root / "soc" / "metrics.json").write_text("{broken")
     (root / "soc" / "events.sqlite").write_bytes(b"garbage" * 1000)
@@ -184,6 +200,8 @@ def test_damaged_files_are_answered_not_crashed_on(tmp_path: Path):
         r = c.get("/society", params={"run": "soc"})
         assert r.status_code == 422 and "could not be read" in r.text and str(root) not in r.text
         assert c.get("/").status_code == 200
+        r = c.get("/episode", params={"run": "code", "ep": "coding-0"})
+        assert r.status_code == 200 and "the recorded workspace diff is damaged" in r.text
 
 
 def test_a_big_store_is_indexed_in_the_background_while_pages_say_so(tmp_path: Path, monkeypatch):
