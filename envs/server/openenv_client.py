@@ -97,4 +97,4 @@ class OpenEnvTextEnv(gym.Env):
         self.client.close()
 
 
-gym.register(OPENENV_GYM_ID, entry_point=OpenEnvTextEnv, disable_env_checker=True)
+gym.register(OPENENV_GYM_ID, entry_point=f"{__name__}:OpenEnvTextEnv", disable_env_checker=True)

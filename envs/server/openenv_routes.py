@@ -231,7 +231,7 @@ def openenv_router(service: EnvService) -> APIRouter:
 
     @r.post("/reset", response_model=StepResult)
     async def reset(env: str, body: ResetBody | None = None) -> dict[str, Any]:
-        body = body or ResetBody()
+        body = body or ResetBody.model_validate({})
         if body.episode_id:
             s = session(env, body.episode_id, "POST /reset with an episode_id")
         else:

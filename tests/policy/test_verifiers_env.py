@@ -99,20 +99,21 @@ def test_bad_arguments_are_refused_naming_what_is_allowed(args: dict, says: str)
 
 
 def test_verifiers_rolls_out_against_a_real_local_model_server(llama_server) -> None:
-    env = vf.load_environment(MODULE, env="textcraft", num_examples=2, max_turns=3)
-    client = OpenAIChatCompletionsClient(AsyncOpenAI(base_url=llama_server, api_key="local"))
+    env = vf.load_environment(MODULE, env=CORRIDOR, num_examples=1, max_turns=2)
+    client = OpenAIChatCompletionsClient(AsyncOpenAI(base_url=llama_server, api_key="local", max_retries=0))
     results = env.evaluate_sync(
         client,
         "gemma-chat",
-        sampling_args={"max_tokens": 32, "temperature": 0.7},
-        num_examples=2,
+        sampling_args={"max_tokens": 24, "temperature": 0.7},
+        num_examples=1,
         rollouts_per_example=2,
+        max_concurrent=1,
     )
     outputs = results["outputs"]
-    assert len(outputs) == 4
+    assert len(outputs) == 2
     for out in outputs:
         assert out.get("error") is None, out.get("error")
         turns = [m for m in out["completion"] if m["role"] == "assistant"]
-        assert 1 <= len(turns) <= 3 and all(m["content"] is not None for m in turns)  # the model really answered
+        assert 1 <= len(turns) <= 2 and all(m["content"] is not None for m in turns)  # the model really answered
         # a 270M model rarely acts well: whatever it did, the reward is the env's return and the steps are counted
         assert out["reward"] >= 0 and 0 <= out["metrics"]["env_steps"] <= len(turns)
