@@ -26,6 +26,7 @@ def server(tmp_path_factory) -> Iterator[Server]:
     s.stop()
 
 
+@pytest.mark.timeout(1800)  # two GRPO steps on CPU; every env call a WebSocket round trip
 def test_grpo_trains_through_openenv_on_cpu(server: Server, tmp_path) -> None:
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
