@@ -201,6 +201,7 @@ def main(argv: list[str] | None = None) -> None:
         limit_concurrency=cfg.max_connections,
         timeout_keep_alive=cfg.keep_alive_s,  # type: ignore[arg-type]  # a float works (call_later)
         http=http_protocol(cfg.read_timeout_s),
+        ws_max_size=cfg.max_body_bytes,  # OpenEnv's WebSocket: a frame over the body limit closes the socket (1009)
     )
 
 

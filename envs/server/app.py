@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from envs.server.catalog import BadEnvArguments, UnknownEnv
 from envs.server.config import ServerConfig
 from envs.server.guard import Guard
+from envs.server.openenv_routes import BadAction, MissingEpisode, openenv_router
 from envs.server.protocol import (
     ActionsResponse,
     CloseResponse,
@@ -57,6 +58,8 @@ _STATUS: list[tuple[type[Exception], int]] = [
     (BadEnvArguments, 422),
     (BadResetArguments, 422),
     (ActionTooLong, 422),
+    (BadAction, 422),
+    (MissingEpisode, 422),
     (NotReset, 409),
     (NoExpert, 409),
     (ServerFull, 503),
@@ -124,7 +127,7 @@ def build_app(cfg: ServerConfig) -> Guard:
         title="agentsim env server",
         version="1.0",
         description="One protocol for every registered text env (gymnasium semantics over HTTP), "
-        "plus AgentGym-compatible WebShop routes.",
+        "plus OpenEnv's protocol for every env and AgentGym-compatible routes.",
         lifespan=lifespan,
     )
     api.state.service = service
@@ -223,6 +226,7 @@ def build_app(cfg: ServerConfig) -> Guard:
         await service.close(sid)
         return CloseResponse(closed=True)
 
+    api.include_router(openenv_router(service))  # OpenEnv's protocol, /openenv/<env>/... (docs/adapters.md)
     if cfg.agentgym_env:
         from envs.server.agentgym import agentgym_router
 

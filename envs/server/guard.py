@@ -53,6 +53,9 @@ class Guard:
         self._expected = f"Bearer {token}".encode() if token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -85,6 +88,17 @@ class Guard:
         if body is None:  # the client went away mid-body
             return
         await self.app(scope, _replay(body, receive), send)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A WebSocket handshake needs the same bearer token (refused with HTTP 403 before it is accepted);
+        message sizes are uvicorn's `ws_max_size` and the route's own check."""
+        if self._expected is not None:
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                await receive()  # websocket.connect
+                await send({"type": "websocket.close", "code": 1008, "reason": "missing or wrong bearer token"})
+                return
+        await self.app(scope, receive, send)
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         """The whole body within the deadline and the size limit, checked to be UTF-8."""
