@@ -72,7 +72,9 @@ def test_configs_are_frozen_and_factories_change_nothing() -> None:
 
 
 def test_an_unknown_brain_option_is_refused_at_resolve_naming_the_valid_ones() -> None:
-    with pytest.raises(ConfigError, match=r"unknown option 'temprature' for brain=local \(did you mean 'temperature'\?\)"):
+    with pytest.raises(
+        ConfigError, match=r"unknown option 'temprature' for brain=local \(did you mean 'temperature'\?\)"
+    ):
         run_of(brain={"name": "local", "temprature": 0.5})
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 
 from agents.brains.base import Brain, CheckableBrain, ForkableBrain
-from agents.config import ConfigError, RunConfig
+from agents.config import ConfigError
 from agents.core.factory import build_agent, build_brain, build_memory, make_env
 from agents.core.loop import arun_episode
 from agents.resolve import ResolvedRun
@@ -28,11 +28,6 @@ MEMORY_STATE = "memory_state.json"
 def episode_id(env_name: str, seed: int) -> str:
     """The id of the episode with this seed: `<env>-<seed>` (what resume matches on)."""
     return f"{env_name}-{seed}"
-
-
-def env_name_of(cfg: RunConfig) -> str:
-    """The env's short name (or its gymnasium id when it has none)."""
-    return cfg.env.name or cfg.env.id
 
 
 def is_fatal(error: BaseException) -> bool:

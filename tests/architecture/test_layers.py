@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -117,8 +118,14 @@ def imports_of(path: Path, root: Path = ROOT) -> list[Import]:
     return found
 
 
-def project_files() -> list[Path]:
-    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+@cache
+def project_files() -> tuple[Path, ...]:
+    return tuple(sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")))
+
+
+@cache
+def doc_layers() -> tuple[Layers, ...]:
+    return tuple(parse_layers(DOC.read_text(encoding="utf-8")))
 
 
 def broken(layers: Layers, imp: Import) -> str | None:
@@ -137,7 +144,7 @@ def broken(layers: Layers, imp: Import) -> str | None:
 
 
 def test_the_doc_states_the_rule() -> None:
-    blocks = parse_layers(DOC.read_text(encoding="utf-8"))
+    blocks = doc_layers()
     assert [b.scope for b in blocks] == [None, "agents"], "docs/architecture.md lost a ```layers block"
     floors = [r.floor for b in blocks for r in b.rooms]
     assert all(f >= 1 for f in floors)
@@ -146,7 +153,7 @@ def test_the_doc_states_the_rule() -> None:
 def test_every_room_of_the_doc_is_a_module() -> None:
     """A room that names no module is a doc that drifted from the code."""
     modules = {module_name(p) for p in project_files()}
-    for block in parse_layers(DOC.read_text(encoding="utf-8")):
+    for block in doc_layers():
         for room in block.rooms:
             for prefix in room.prefixes:
                 assert any(within(m, prefix) for m in modules), f"docs/architecture.md names {prefix}: no such module"
@@ -156,7 +163,7 @@ def test_every_module_has_a_place() -> None:
     """Each module a block covers stands in one of its rooms: a new module is placed in the doc, not guessed."""
     unplaced = [
         f"{p.relative_to(ROOT)} ({module_name(p)}) is on no floor of the ```layers {b.scope or ''} block"
-        for b in parse_layers(DOC.read_text(encoding="utf-8"))
+        for b in doc_layers()
         for p in project_files()
         if b.covers(module_name(p)) and b.room_of(module_name(p)) is None
     ]
@@ -164,7 +171,7 @@ def test_every_module_has_a_place() -> None:
 
 
 def test_no_import_breaks_the_layer_rule() -> None:
-    blocks = parse_layers(DOC.read_text(encoding="utf-8"))
+    blocks = doc_layers()
     problems = [why for p in project_files() for imp in imports_of(p) for b in blocks if (why := broken(b, imp))]
     assert not problems, "imports that break docs/architecture.md's layer rule:\n" + "\n".join(problems)
 
