@@ -278,8 +278,6 @@ def hydra_command(
     import hydra
     from omegaconf import DictConfig, OmegaConf
 
-    from agents.config import register_schemas
-
     @hydra.main(version_base="1.3", config_path=config_path, config_name=config_name)
     def _main(cfg: DictConfig) -> None:
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request would drown the log
@@ -306,6 +304,50 @@ def hydra_command(
         _main()
 
     return main
+
+
+def register_schemas(schemas: dict[str, type[BaseModel]] | None = None) -> None:
+    """Put models' defaults where Hydra composes configs: `<name>` primary nodes, and the `agent/default` group."""
+    from hydra.core.config_store import ConfigStore
+
+    from agents.config import AgentConfig, CollectConfig, RunConfig, schema_defaults
+
+    cs = ConfigStore.instance()
+    for name, model in (schemas or {"run_schema": RunConfig, "collect_schema": CollectConfig}).items():
+        cs.store(name=name, node=schema_defaults(model))
+    cs.store(group="agent", name="default", node=AgentConfig().model_dump())
+    _register_plugin_presets(cs)
+
+
+def _register_plugin_presets(cs: Any) -> None:
+    """`env=<name>`, `brain=<name>` and `memory=<name>` work on the command line for every registered part: a
+    preset made from its registration (a brain's option defaults, an env's id), unless a YAML file holds one."""
+    from agents.brains.registry import BRAIN_REGISTRY, brain_names
+    from agents.config import EnvConfig
+    from agents.memory.registry import memory_names
+    from envs.registry import ENV_REGISTRY, env_names
+
+    conf = Path(__file__).parent / "conf"
+    presets: dict[str, dict[str, Any]] = {}
+    for name in brain_names():
+        presets[f"brain/{name}"] = {"name": name, **_brain_defaults(BRAIN_REGISTRY, name)}
+    for name in memory_names():
+        presets[f"memory/{name}"] = {"name": name}
+    env_defaults = {k: f.get_default(call_default_factory=True) for k, f in EnvConfig.model_fields.items()}
+    for name in env_names():
+        presets[f"env/{name}"] = {**env_defaults, "name": name, "id": ENV_REGISTRY.get(name).id}
+    for key, node in presets.items():
+        group, name = key.split("/", 1)
+        if not (conf / group / f"{name}.yaml").exists():
+            cs.store(group=group, name=name, node=node)
+
+
+def _brain_defaults(registry: Any, name: str) -> dict[str, Any]:
+    """A brain's option defaults for its preset; none for a plugin that fails to load (it fails when used)."""
+    try:
+        return dict(registry.get(name).option_defaults())
+    except ValueError:  # PluginError: named when the brain is built
+        return {}
 
 
 def _refuse(e: BaseException) -> typing.NoReturn:

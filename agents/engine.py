@@ -19,7 +19,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agents.brains.registry import in_process
 from agents.collect.failures import FailureLog
 from agents.collect.plan import check_manifest, make_plan
 from agents.collect.progress import CollectProgress
@@ -28,6 +27,7 @@ from agents.collect.tasks import TASKS_FILE, summarize_tasks, task_table, trial_
 from agents.collect.worker import EpisodeWorker
 from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
 from agents.core.factory import make_env
+from agents.resolve import ResolvedRun, resolve
 from agents.trajectories.schema import EpisodeRecord
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
 from agents.trajectories.summary import RunSummary, summarize
@@ -93,35 +93,36 @@ def with_trials(cfg: RunConfig) -> RunConfig:
     return validate_config(type(cfg), {**cfg.model_dump(), "episodes": count * cfg.trials})
 
 
-def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
+def run_engine(config: RunConfig, console: Console | None = None) -> EngineResult:
     """Run every episode the plan still owes; config mistakes raise `ConfigError` before any episode starts."""
+    run = resolve(with_trials(config))  # once: adapter, perception, lanes, step limit, the run's hash
+    cfg = run.config
     console = console or Console(stderr=True)
-    cfg = with_trials(cfg)
     executor = cfg.executor if isinstance(cfg, CollectConfig) else "local"
     out = cfg.out_dir
     out.mkdir(parents=True, exist_ok=True)
     store = TrajectoryStore(out / TRAJECTORIES)
     held = store.episode_ids()  # read the store once: plan, resume check and sink share it
-    plan = make_plan(cfg, held)
+    plan = make_plan(run, held)
     if held and not cfg.resume:
         raise ConfigError(
             f"{store.path} already holds {len(held)} episodes; pass resume=true to continue "
             "that run, or choose another out=..."
         )
-    check_manifest(out, cfg, plan.config_hash)
+    check_manifest(out, run)
     if plan.done:
         log.info("resuming: %d of %d episodes already in %s", plan.done, len(plan.seeds), store.path)
     worker: EpisodeWorker | None = None
-    if executor == "local" and in_process(cfg.brain.name) and cfg.lanes > 1:
+    if executor == "local" and run.brain.in_process and run.lanes > 1:
         log.warning(
             "concurrency=%d with brain=%s: the episodes share one in-process model and its cores, so more than one "
             "in flight only slows each step (their prompts evict each other's KV cache, or lengthen every decode's "
             "attention in KV slots); concurrency=1 is faster here",
-            cfg.lanes,
+            run.lanes,
             cfg.brain.name,
         )
     if executor == "local":
-        worker = EpisodeWorker(cfg, chash=plan.config_hash)
+        worker = EpisodeWorker(run)
         worker.check()  # fail fast on a bad brain, env or memory state, before the progress bar
     model = worker.brain.model if worker is not None else str(cfg.brain.options.get("model", cfg.brain.name))
     adapter = worker.adapter if worker is not None else None
@@ -133,12 +134,12 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
         if plan.todo and worker is not None:
             from agents.collect.local import run_local
 
-            asyncio.run(run_local(worker, plan.todo, cfg.lanes, sink))
+            asyncio.run(run_local(worker, plan.todo, run.lanes, sink))
         elif plan.todo:
             from agents.collect.ray_executor import run_ray
 
             assert isinstance(cfg, CollectConfig)
-            run_ray(cfg, plan.config_hash, plan.todo, cfg.lanes, sink)
+            run_ray(cfg, plan.todo, run.lanes, sink)
     wall = progress.elapsed
     episodes = [ep for ep in store.read() if ep.episode_id in plan.wanted_ids]
     result = EngineResult(
@@ -153,7 +154,7 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     )
     if worker is None:  # Ray: the actors built the brains, and each episode says which adapter acted
         adapter = recorded_adapter(episodes)
-    write_summary(out, cfg, result, plan.config_hash, executor, model, adapter)
+    write_summary(out, run, result, executor, model, adapter)
     tasks = trial_results(episodes, result.failed, worker.tasks if worker is not None else {})
     task_report = summarize_tasks(tasks) if tasks else None
     if task_report is not None:
@@ -161,7 +162,7 @@ def run_engine(cfg: RunConfig, console: Console | None = None) -> EngineResult:
     report(
         console,
         result,
-        f"{title} ({model}{' + ' + adapter if adapter else ''}, concurrency {cfg.lanes})",
+        f"{title} ({model}{' + ' + adapter if adapter else ''}, concurrency {run.lanes})",
         out,
         "collection" if isinstance(cfg, CollectConfig) else "run",
     )
@@ -179,9 +180,10 @@ def recorded_adapter(episodes: list[EpisodeRecord]) -> str | None:
 
 
 def write_summary(
-    out: Path, cfg: RunConfig, r: EngineResult, chash: str, executor: str, model: str, adapter: str | None = None
+    out: Path, run: ResolvedRun, r: EngineResult, executor: str, model: str, adapter: str | None = None
 ) -> None:
     """`summary.json`, written atomically (a crash leaves the old one or the new one, never half)."""
+    cfg = run.config
     body = {
         "summary": r.summary.model_dump(),
         "env": cfg.env.name or cfg.env.id,
@@ -194,7 +196,7 @@ def write_summary(
         "episodes_per_s": r.episodes_per_s,
         "tokens_per_s": r.tokens_per_s,
         "executor": executor,
-        "config_hash": chash,
+        "config_hash": run.run_hash,
         "aborted": r.aborted,
         "failed_episodes": [{"seed": s, "error": e} for s, e in sorted(r.failed.items())],
         "config": cfg.model_dump(mode="json"),

@@ -20,39 +20,42 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.brains.base import Message, approx_tokens
+from agents.config import (
+    DEFAULT_BUDGET_TOKENS,
+    DEFAULT_SYSTEM,
+    DEFAULT_TASK,
+    DEFAULT_TURN,
+    DEFAULT_TURN_STYLE,
+    DEFAULT_USER,
+    LAYOUTS,
+    SEPARATOR_ERROR,
+    TURN_STYLES,
+)
+from agents.config import PerceptionConfig as PerceptionSettings
 from agents.transcript import Transcript
 
-DEFAULT_SYSTEM = (
-    "You are an agent acting in a text environment to accomplish a task. "
-    "Each turn you see the task, what you remember, the current observation and the actions "
-    "you can take. Choose one action per turn.\n{format}"
-)
-DEFAULT_USER = "Task: {instruction}\n\n{memory_block}Observation:\n{observation}\n\n{feedback_block}{actions_block}"
-DEFAULT_TASK = "Task: {instruction}"
-DEFAULT_TURN = "{memory_block}Observation:\n{observation}\n\n{feedback_block}{actions_block}"
+_SETTINGS = PerceptionSettings()  # the defaults live on the config model; this dataclass is its inside form
+
 _CONCRETE = re.compile(r"(\w+)\[(.+)\]", re.DOTALL)
-LAYOUTS = ("transcript", "single")
-TURN_STYLES = ("full", "compact")
 UNCHANGED_TURN = "Unchanged: the same observation and actions as in the last turn.\n"
 TASK_MENTION = "(the task above)"
 NAMED_ON_PAGE = "<a name shown above>"
-SEPARATOR_ERROR = "perception field_separator must show a character (e.g. ' [SEP] '), or be empty for none; got {!r}"
 
 
 @dataclass
 class PerceptionConfig:
-    budget_tokens: int = 2048
-    memory_share: float = 0.3
-    actions_share: float = 0.25
-    max_actions_listed: int = 60
+    budget_tokens: int = DEFAULT_BUDGET_TOKENS
+    memory_share: float = _SETTINGS.memory_share
+    actions_share: float = _SETTINGS.actions_share
+    max_actions_listed: int = _SETTINGS.max_actions_listed
     system_template: str = DEFAULT_SYSTEM
     user_template: str = DEFAULT_USER  # the `single` layout's one user turn
-    layout: str = "transcript"
+    layout: str = _SETTINGS.layout
     task_template: str = DEFAULT_TASK  # `transcript`: appended to the system turn
     turn_template: str = DEFAULT_TURN  # `transcript`: each step's user turn
-    compact_chars: int = 200  # `transcript`: observation kept in a compacted past turn
+    compact_chars: int = _SETTINGS.compact_chars  # `transcript`: observation kept in a compacted past turn
     # `transcript`: `compact` does not repeat in a turn what the prompt already holds (see `compact_turn`)
-    turn_style: str = "full"
+    turn_style: str = DEFAULT_TURN_STYLE
     # an env's field separator (WebShop's ` [SEP] `, 4 tokens) shown as a line break (1 token)
     field_separator: str = ""
 

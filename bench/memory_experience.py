@@ -14,9 +14,11 @@ from typing import Any
 
 from rich.table import Table
 
+from agents.config import BrainConfig, EnvConfig
 from agents.core import run_episode
 from agents.core.factory import build_agent, build_brain, make_env
 from agents.memory import make_memory
+from agents.resolve import resolve_agent, resolve_brain, resolve_env
 
 log = logging.getLogger(__name__)
 ENVS = {
@@ -41,7 +43,7 @@ def run_experience(
     import envs  # noqa: F401  (registers the envs)
 
     env_cfg = ENVS[env]
-    brain = build_brain(brain_cfg or {"name": "local"})
+    brain = build_brain(resolve_brain(BrainConfig.model_validate(brain_cfg or {"name": "local"})))
     agent_cfg = agent_cfg or {"slot_fill": "task"}
     out: dict[str, Any] = {
         "env": env,
@@ -62,9 +64,12 @@ def run_experience(
             memory = make_memory(mem_name, brain=brain, **opts)  # one memory per task, kept over its attempts
             for rep in range(reps):
                 agent = build_agent(
-                    brain, {"memory_budget_tokens": 512, **dict(agent_cfg)}, memory, seed=seed * 1000 + rep
+                    brain,
+                    resolve_agent({"memory_budget_tokens": 512, **dict(agent_cfg)}),
+                    memory,
+                    seed=seed * 1000 + rep,
                 )
-                e = make_env(env_cfg)
+                e = make_env(resolve_env(EnvConfig.model_validate(env_cfg)))
                 try:
                     rec = run_episode(
                         e, agent, seed=seed, max_steps=max_steps, max_invalid=5, env_name=env, success_threshold=1.0

@@ -29,7 +29,7 @@ from rich.progress import track  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from agents.brains.local import LocalBrain, scoring_texts  # noqa: E402
-from agents.brains.model_files import DEFAULT_ADAPTER, ENV_ADAPTERS  # noqa: E402
+from agents.catalog import DEFAULT_ADAPTER, ENV_ADAPTERS  # noqa: E402
 from agents.core.agent import CHOOSE_PREFIX  # noqa: E402
 from bench.candidate_sharing import ENVS, recorded_steps  # noqa: E402
 from bench.stats import ci95  # noqa: E402

@@ -28,8 +28,10 @@ from rich.progress import Progress  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from agents.brains.local import LocalBrain  # noqa: E402
+from agents.config import EnvConfig  # noqa: E402
 from agents.core import run_episode  # noqa: E402
 from agents.core.factory import build_agent, make_env  # noqa: E402
+from agents.resolve import resolve_agent, resolve_env  # noqa: E402
 from agents.trajectories.schema import EpisodeRecord  # noqa: E402
 from bench.stats import ci95  # noqa: E402
 
@@ -146,7 +148,7 @@ def main() -> None:
         return {**p, **extra.get(name, {})}
 
     agents = {
-        name: build_agent(brain, {"perception": perception(name)} if perception(name) else {}, None)
+        name: build_agent(brain, resolve_agent({"perception": perception(name)} if perception(name) else {}), None)
         for name, brain in brains.items()
     }
     evaluated: dict[tuple[str, str], int] = {}  # prompt tokens llama.cpp evaluated (after KV-cache reuse)
@@ -159,7 +161,7 @@ def main() -> None:
         for env_name, n in counts.items():
             if n <= 0:
                 continue
-            env = make_env(ENVS[env_name])
+            env = make_env(resolve_env(EnvConfig.model_validate(ENVS[env_name])))
             task = bar.add_task(env_name, total=n * len(policies))
             files = {name: (out_dir / f"{name}-{env_name}.jsonl").open("w") for name in agents}
             for seed in range(args.first_seed, args.first_seed + n):

@@ -30,10 +30,12 @@ from rich.progress import track  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from agents.brains.local import LocalBrain  # noqa: E402
-from agents.brains.model_files import DEFAULT_ADAPTER  # noqa: E402
+from agents.catalog import DEFAULT_ADAPTER  # noqa: E402
+from agents.config import EnvConfig, MemoryConfig  # noqa: E402
 from agents.core import run_episode  # noqa: E402
 from agents.core.agent import Agent, Decision  # noqa: E402
 from agents.core.factory import build_agent, build_memory, make_env  # noqa: E402
+from agents.resolve import resolve_agent  # noqa: E402
 
 WEBSHOP_FIELDS = " [SEP] "
 LAYOUTS: dict[str, dict[str, Any]] = {
@@ -94,7 +96,7 @@ def main() -> None:
     brains: dict[str | None, LocalBrain] = {}
     env_kwargs = {"split": args.split} if args.split else {}
     env = make_env(
-        {"name": "webshop", "id": "agentsim/WebShop-v0", "kwargs": env_kwargs}, max_episode_steps=args.max_steps
+        EnvConfig(name="webshop", id="agentsim/WebShop-v0", kwargs=env_kwargs), max_episode_steps=args.max_steps
     )
     meters: dict[str, Metered] = {}
     scores: dict[str, list[float]] = {name: [] for name in layouts}
@@ -104,8 +106,8 @@ def main() -> None:
         if adapter not in brains:
             brains[adapter] = LocalBrain(temperature=0.7, adapter=adapter)
         brain = brains[adapter]
-        memory = build_memory(spec.get("memory"), brain) if spec.get("memory") else None
-        meters[name] = Metered(build_agent(brain, spec["agent"], memory), brain)
+        memory = build_memory(MemoryConfig.model_validate(spec["memory"]), brain) if spec.get("memory") else None
+        meters[name] = Metered(build_agent(brain, resolve_agent(spec["agent"]), memory), brain)
     t0 = time.perf_counter()
     for seed in track(range(args.first_seed, args.first_seed + args.episodes), description="goals"):
         for name, m in meters.items():

@@ -106,6 +106,7 @@ def conversation_probe(agents: int) -> dict[str, Any]:
     from agents.brains.local import LocalBrain
     from agents.core.agent import CHOOSE_PREFIX
     from agents.core.factory import build_agent
+    from agents.resolve import resolve_agent
     from societies.env import SocietyEnv, agent_id
     from societies.scenarios.town import TownScenario, town_personas
 
@@ -122,7 +123,7 @@ def conversation_probe(agents: int) -> dict[str, Any]:
     for a, b in pairs:
         for i in (a, b):
             obs, info = env.observe(agent_id(i)), env.info(agent_id(i))
-            agent = build_agent(brain, {"slot_fill": "generate"}, None, seed=i)
+            agent = build_agent(brain, resolve_agent({"slot_fill": "generate"}), None, seed=i)
             agent.reset(info["instruction"], seed=i)
             free = agent.decide(obs, info)
             forced = brain.choose(free.percept.messages, ["say[...]"], prefix=CHOOSE_PREFIX, seed=i)

@@ -25,9 +25,11 @@ from rich.table import Table  # noqa: E402
 from agents.brains.chat_templates import gemma  # noqa: E402
 from agents.brains.kv_slots import common_prefix  # noqa: E402
 from agents.brains.scripted import ScriptedBrain  # noqa: E402
+from agents.config import EnvConfig  # noqa: E402
 from agents.core import run_episode  # noqa: E402
 from agents.core.factory import build_agent, make_env  # noqa: E402
 from agents.policy.hf_model import inference_tokenizer  # noqa: E402
+from agents.resolve import resolve_agent, resolve_env  # noqa: E402
 from bench.policy_heldout import ENVS  # noqa: E402  (the held-out settings: same envs, splits, step limits)
 
 STYLES = ("full", "compact")
@@ -49,13 +51,13 @@ def main() -> None:
     rows = []
     for env_name in args.env or list(ENVS):
         env_cfg = ENVS[env_name]
-        env = make_env(env_cfg)
+        env = make_env(resolve_env(EnvConfig.model_validate(env_cfg)))
         per: dict[str, dict[str, list[float]]] = {s: {"evaluated": [], "prompt": []} for s in STYLES}
         for seed in range(args.episodes):
             for style in STYLES:
                 agent = build_agent(
                     ScriptedBrain(args.epsilon, seed=seed),
-                    {"perception": {"turn_style": style, "budget_tokens": args.budget}},
+                    resolve_agent({"perception": {"turn_style": style, "budget_tokens": args.budget}}),
                     None,
                 )
                 rec = run_episode(env, agent, seed=seed, max_steps=env_cfg["max_steps"])

@@ -56,11 +56,12 @@ class BrainSampler:
 
     def __init__(self, brain: Brain, temperature: float = 1.0, agent_cfg: dict[str, Any] | None = None) -> None:
         from agents.core.factory import build_agent
+        from agents.resolve import resolve_agent
 
         cfg = dict(agent_cfg or {})
         cfg["temperature"] = temperature
         self.brain = brain
-        self.agent: Agent = build_agent(brain, cfg, None)
+        self.agent: Agent = build_agent(brain, resolve_agent(cfg), None)
 
     def sample(
         self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int, seed: int

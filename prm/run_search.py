@@ -19,6 +19,7 @@ from agents.cli import hydra_command
 from agents.config import SEED_MAX, AgentInEnvConfig, ConfigError, LogLevel, validate_config
 from agents.core.factory import build_brain, make_env
 from agents.engine import metric_table
+from agents.resolve import brain_with_defaults, resolve_brain, resolve_env, resolve_perception
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from prm.dense import annotate
 from prm.model import PRMModel
@@ -55,11 +56,14 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
     if c.strategy not in ("random", "vote") and not c.model:
         raise ConfigError(f"strategy={c.strategy} needs model=<a PRM saved by python -m prm.train>")
     scorer = PRMScorer(PRMModel.from_pretrained(c.model), batch_size=c.batch_size) if c.model else None
-    max_steps = c.max_steps or c.env.step_limit
-    env = make_env(c.env, max_episode_steps=max_steps)
-    env_name = c.env.name or c.env.id
-    brain = build_brain(c.brain, env=env_name, turn_style=c.agent.perception.turn_style)
-    agent_cfg = c.agent.model_dump(exclude={"temperature"})
+    env_cfg = resolve_env(c.env)  # the step limit, the adapter and the prompt resolved once, as a run's
+    max_steps = c.max_steps or env_cfg.max_steps
+    env = make_env(env_cfg, max_episode_steps=max_steps)
+    env_name = env_cfg.name or env_cfg.id
+    brain_cfg = brain_with_defaults(c.brain)
+    agent = resolve_perception(c.agent, brain_cfg, env_name)
+    brain = build_brain(resolve_brain(brain_cfg, env_name, agent.perception.turn_style))
+    agent_cfg = agent.model_dump(exclude={"temperature"})
     sampler = BrainSampler(brain, temperature=c.temperature, agent_cfg=agent_cfg)
     store = TrajectoryStore(Path(c.out) / TRAJECTORIES)
     results = []

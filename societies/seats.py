@@ -35,6 +35,7 @@ from agents.brains.registry import brain_spec
 from agents.config import AgentConfig, BrainConfig, MemoryConfig
 from agents.core.agent import Agent, Decision
 from agents.core.factory import build_agent, build_brain, build_memory
+from agents.resolve import resolve_agent, resolve_brain
 from societies.cache import CallCache, cached
 from societies.env import SocietyEnv, agent_id
 from societies.rules import Rule
@@ -99,7 +100,8 @@ def build_brains(brain_cfg: BrainConfig, pool: int) -> list[Brain]:
         and opts.get("n_threads") is None
     ):
         opts["n_threads"] = max(1, (os.cpu_count() or 1) // pool)
-    return [build_brain({"name": brain_cfg.name, **opts}) for _ in range(pool)]
+    resolved = resolve_brain(BrainConfig(name=brain_cfg.name, **opts))  # no env: `adapter=auto` is the default's
+    return [build_brain(resolved) for _ in range(pool)]
 
 
 class BrainSeats:
@@ -130,6 +132,7 @@ class BrainSeats:
         self.agents: dict[int, Agent] = {}
         self.brain_label = f"{brains[0].name}:{brains[0].model}"
         sc = env.scenario
+        resolved_agent = resolve_agent(agent_cfg)
         for k, i in enumerate(self.seats.tolist()):
             brain = brains[k % len(brains)]
             if isinstance(brain, EnvBoundBrain) and isinstance(brain, ForkableBrain):
@@ -138,7 +141,7 @@ class BrainSeats:
                 brain.bind_env(SeatView(env, rule, i, seed))
             seat_brain = cached(brain, cache)  # a memory's own calls (reflections, summaries) are cached too
             memory = build_memory(memory_cfg, seat_brain) if memory_cfg is not None else None
-            agent = build_agent(seat_brain, agent_cfg, memory, seed=self.agent_seed(i))
+            agent = build_agent(seat_brain, resolved_agent, memory, seed=self.agent_seed(i))
             agent.reset(sc.instruction(i), seed=self.agent_seed(i))
             self.agents[i] = agent
 

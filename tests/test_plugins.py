@@ -31,6 +31,7 @@ from agents.brains.base import (
 from agents.brains.openai_brain import OpenAIBrain
 from agents.brains.registry import BRAIN_REGISTRY, brain_names, in_process, make_brain
 from agents.brains.scripted import ScriptedBrain
+from agents.config import MemoryConfig
 from agents.core import Agent, run_episode
 from agents.core.factory import build_memory
 from agents.memory import Memory, make_memory, memory_names
@@ -189,8 +190,9 @@ def test_plugins_are_used_by_name(plugin: str):
 
 def test_memory_gets_the_brain_only_if_it_writes_text(plugin: str):
     text_brain = OpenAIBrain(base_url="http://127.0.0.1:9/v1")
-    assert build_memory({"name": "notes"}, text_brain).brain is text_brain  # type: ignore[union-attr]
-    assert build_memory({"name": "notes"}, ScriptedBrain()).brain is None  # type: ignore[union-attr]
+    notes = MemoryConfig(name="notes")
+    assert build_memory(notes, text_brain).brain is text_brain  # type: ignore[union-attr]
+    assert build_memory(notes, ScriptedBrain()).brain is None  # type: ignore[union-attr]
 
 
 def test_broken_and_shadowing_plugins_are_named(

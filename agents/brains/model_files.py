@@ -11,7 +11,6 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
 
 from agents.brains.base import BrainError
 
@@ -89,76 +88,21 @@ KNOWN_ADAPTERS = {
 # the prompt turns each shipped adapter was trained on (`agent.perception.turn_style`); not listed = full
 ADAPTER_TURN_STYLES = {"agentsim-compact": "compact", "agentsim-oracle": "compact"}
 AUTO = "auto"
-DEFAULT_ADAPTER = "agentsim-sft"
-# `brain.adapter=auto`: the shipped adapter measured best on an env's held-out goals (docs/policy.md, Results);
-# an env not listed gets DEFAULT_ADAPTER
-ENV_ADAPTERS = {"webshop": "agentsim-evol1"}
-
-
-# `brain.adapter=auto` under `agent.perception.turn_style=compact`: the adapter trained on compact turns
-COMPACT_ADAPTER = "agentsim-compact"
-# ... per env where one was measured better there: WebShop's agentsim-oracle (bench/oracle_dagger.sh, 200 held-out
-# goals paired: +8.9 +- 4.0 score over agentsim-compact, +1.5 +- 2.6 points success; docs/policy.md "Oracle data")
-ENV_COMPACT_ADAPTERS = {"webshop": "agentsim-oracle"}
-# `brain.adapter=auto` with `agent.perception.*` left at auto: the prompt of the policy measured best on an env's
-# held-out goals (docs/policy.md, Results); an env not listed gets full turns in 2,048 tokens and ENV_ADAPTERS'
-# WebShop: the DAgger-trained agentsim-compact on compact turns ties agentsim-evol1 on full turns (+0.1 +- 4.1 score,
-# 100 paired goals) at 2.3x less model time an episode, and reads its ` [SEP] ` fields as lines as well (+0.5 +- 3.1,
-# 17% fewer tokens a step); fault trees keep full turns (compact ones take more steps)
-ENV_PERCEPTION: dict[str, dict[str, Any]] = {
-    "webshop": {"turn_style": "compact", "budget_tokens": 2048, "field_separator": " [SEP] "}
-}
-
-
-def perception_for(adapter: str | None, env: str | None, turn_style: str = AUTO) -> dict[str, Any]:
-    """The perception keys (`turn_style`, `budget_tokens`, `field_separator`) a brain's adapter was measured with in `env`:
-    `auto` (and turns not chosen otherwise) = the env's default policy's (ENV_PERCEPTION); a shipped adapter =
-    the turns it was trained on; anything else (a LoRA path, no adapter, another brain) = nothing preferred."""
-    if adapter == AUTO:
-        preferred = ENV_PERCEPTION.get(env or "", {})
-        if turn_style in (AUTO, preferred.get("turn_style")):
-            return dict(preferred)
-        return {}
-    if adapter in KNOWN_ADAPTERS:
-        return {"turn_style": ADAPTER_TURN_STYLES.get(adapter, "full")}
-    return {}
-
-
-def adapter_for_env(adapter: str | None, env: str | None, turn_style: str = "full") -> str | None:
-    """Resolve `brain.adapter=auto` for the env the brain will act in (its short name) and the prompt turns it
-    will read (`agent.perception.turn_style`; `auto` = the env's default, ENV_PERCEPTION); others pass through."""
-    if adapter != AUTO:
-        return adapter
-    if turn_style == AUTO:
-        turn_style = perception_for(AUTO, env).get("turn_style", "full")
-    if turn_style == "compact":
-        return ENV_COMPACT_ADAPTERS.get(env or "", COMPACT_ADAPTER)
-    return ENV_ADAPTERS.get(env or "", DEFAULT_ADAPTER)
-
-
-def warn_turn_style_mismatch(adapter: str | None, turn_style: str) -> bool:
-    """Warn (and say True) when a shipped adapter will read prompt turns other than those it was trained on."""
-    trained = ADAPTER_TURN_STYLES.get(adapter or "", "full")
-    if adapter not in KNOWN_ADAPTERS or trained == turn_style:
-        return False
-    log.warning(
-        "adapter %s was trained on %s turns but the agent reads %s turns (agent.perception.turn_style): "
-        "it will pick worse actions; use brain.adapter=auto",
-        adapter,
-        trained,
-        turn_style,
-    )
-    return True
 
 
 def adapter_path(adapter: str | None, model: str) -> str | None:
-    """Resolve `brain.adapter`: a shipped adapter's name (see KNOWN_ADAPTERS), `auto`, a path, or None.
+    """The LoRA file of `brain.adapter`: a shipped adapter's name (see KNOWN_ADAPTERS), a path, or None.
 
-    `auto` with no env known (see `adapter_for_env`) is DEFAULT_ADAPTER. A shipped adapter belongs to one base
-    model; with another model it is left out (with a warning), so `brain.model=smollm2-135m` keeps working under
-    the default config. A path is used as given.
+    `auto` is the config's word, resolved before a brain is built (`agents.resolve.resolve_brain`, from the
+    choices in `agents.catalog`); here it is refused. A shipped adapter belongs to one base model; with another
+    model it is left out (with a warning), so `brain.model=smollm2-135m` keeps working under the default config.
+    A path is used as given.
     """
-    adapter = adapter_for_env(adapter, None)  # `auto` with no env known
+    if adapter == AUTO:
+        raise BrainError(
+            "adapter=auto is resolved from the run's env and prompt turns (agents.resolve.resolve_brain) before the "
+            f"brain is built; here pass a shipped adapter ({', '.join(KNOWN_ADAPTERS)}), a LoRA GGUF path, or none"
+        )
     if adapter is None or adapter in ("", "none"):
         return None
     if adapter in KNOWN_ADAPTERS:

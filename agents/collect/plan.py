@@ -11,28 +11,13 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
-from agents.collect.worker import env_name_of, episode_id
-from agents.config import ConfigError, RunConfig
-from agents.core.factory import config_hash
+from agents.collect.worker import episode_id
+from agents.config import ConfigError, identity_fields
+from agents.resolve import ResolvedRun
 from agents.trajectories.store import atomic_write_text
 
 MANIFEST = "collect.json"
-# how the run executes, not what it produces: free to change between a run and its resume
-VOLATILE = (
-    "executor",
-    "workers",
-    "ray_address",
-    "ray_num_cpus",
-    "remote",
-    "max_failures",
-    "progress",
-    "log_level",
-    "resume",
-    "keep_messages",
-    "keep_token_ids",
-)
 
 
 @dataclass
@@ -55,23 +40,20 @@ class Plan:
         return len(self.seeds) - len(self.todo)
 
 
-def collection_hash(cfg: dict[str, Any]) -> str:
-    """Hash of the config keys that change what the episodes are (not how or where they run)."""
-    return config_hash({k: v for k, v in cfg.items() if k not in VOLATILE})
-
-
-def make_plan(cfg: RunConfig, have: set[str]) -> Plan:
+def make_plan(run: ResolvedRun, have: set[str]) -> Plan:
     """Seeds `seed .. seed+episodes-1`, minus the episodes the store already holds (`have`, its ids)."""
-    env_name = env_name_of(cfg)
+    cfg, env_name = run.config, run.env_name
     seeds = [cfg.seed + i for i in range(cfg.episodes)]
     todo = [s for s in seeds if episode_id(env_name, s) not in have]
-    return Plan(env_name, seeds, todo, collection_hash(cfg.model_dump(mode="json")))
+    return Plan(env_name, seeds, todo, run.run_hash)
 
 
-def check_manifest(out: Path, cfg: RunConfig, chash: str) -> None:
-    """Write the manifest on the first run; on a rerun refuse a config that would change the data."""
-    path = out / MANIFEST
+def check_manifest(out: Path, run: ResolvedRun) -> None:
+    """Write the manifest on the first run; on a rerun refuse a config that would change the data (any field
+    not marked `NOT_IDENTITY`, `agents.config`)."""
+    path, cfg, chash = out / MANIFEST, run.config, run.run_hash
     plain = cfg.model_dump(mode="json")
+    volatile = identity_fields(type(cfg))
     if path.exists():
         try:
             old = json.loads(path.read_text(encoding="utf-8"))
@@ -88,9 +70,7 @@ def check_manifest(out: Path, cfg: RunConfig, chash: str) -> None:
             changed = sorted(
                 k
                 for k in set(before) | set(plain)
-                if k not in VOLATILE
-                and k not in ("episodes", "out", "hydra", "concurrency")
-                and before.get(k) != plain.get(k)
+                if k not in volatile and k != "hydra" and before.get(k) != plain.get(k)
             )
             raise ConfigError(
                 f"{out} holds episodes made with another config (changed: {', '.join(changed) or '?'}); "

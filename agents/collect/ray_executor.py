@@ -26,11 +26,13 @@ ROOT = Path(__file__).resolve().parents[2]
 class EpisodeActor:
     """Lives in a Ray worker process; returns JSON (cheap to ship, no pickled pydantic)."""
 
-    def __init__(self, cfg: dict[str, Any], chash: str) -> None:
+    def __init__(self, cfg: dict[str, Any]) -> None:
         from agents.collect.worker import EpisodeWorker
+        from agents.resolve import resolve
 
         logging.basicConfig(level=logging.WARNING)
-        self.worker = EpisodeWorker(CollectConfig.model_validate(cfg), chash=chash)
+        # the driver's resolved config, which resolves to itself (the same adapter, limit and hash)
+        self.worker = EpisodeWorker(resolve(CollectConfig.model_validate(cfg)))
 
     async def run(self, seed: int) -> tuple[bool, str, bool]:
         from agents.collect.worker import is_fatal
@@ -67,7 +69,7 @@ def _init_ray(cfg: CollectConfig) -> bool:
     return True
 
 
-def run_ray(cfg: CollectConfig, chash: str, seeds: list[int], concurrency: int, sink: Sink) -> None:
+def run_ray(cfg: CollectConfig, seeds: list[int], concurrency: int, sink: Sink) -> None:
     """Run `seeds` on `cfg.workers` actors, at most `concurrency` in flight, results into `sink`."""
     import ray
     from ray.exceptions import RayError
@@ -80,7 +82,7 @@ def run_ray(cfg: CollectConfig, chash: str, seeds: list[int], concurrency: int, 
         num_cpus=cfg.ray_num_cpus, max_restarts=3, max_task_retries=3, max_concurrency=per_actor
     )(EpisodeActor)
     plain = cfg.model_dump(mode="json")  # ships as JSON-able data, validated again in the actor
-    actors = [actor_cls.remote(plain, chash) for _ in range(workers)]
+    actors = [actor_cls.remote(plain) for _ in range(workers)]
     try:
         ray.get([a.pid.remote() for a in actors])  # surfaces a broken worker config once, up front
     except RayError as e:

@@ -1,4 +1,4 @@
-"""One episode from a typed run config: the path `agents.run`, the asyncio collector and Ray actors share.
+"""One episode from a resolved run (`agents.resolve`): the path `agents.run`, the asyncio collector and Ray actors share.
 
 A worker builds its brain once and then, per episode, a fresh agent (memory, perception) and a
 fresh env: local via `make_env`, or a `RemoteEnv` when `remote.url` is set (the env's id and
@@ -14,9 +14,10 @@ from typing import Any
 import gymnasium as gym
 
 from agents.brains.base import Brain, CheckableBrain, ForkableBrain
-from agents.config import ConfigError, RunConfig
-from agents.core.factory import build_agent, build_brain, build_memory, config_hash, make_env
+from agents.config import ConfigError
+from agents.core.factory import build_agent, build_brain, build_memory, make_env
 from agents.core.loop import arun_episode
+from agents.resolve import ResolvedRun
 from agents.trajectories.schema import EpisodeRecord
 from agents.trajectories.store import atomic_write_text
 from envs.capabilities import AsyncClosable, HasTasks, ServesEnvs
@@ -29,11 +30,6 @@ def episode_id(env_name: str, seed: int) -> str:
     return f"{env_name}-{seed}"
 
 
-def env_name_of(cfg: RunConfig) -> str:
-    """The env's short name (or its gymnasium id when it has none)."""
-    return cfg.env.name or cfg.env.id
-
-
 def is_fatal(error: BaseException) -> bool:
     """Errors no other episode can escape (env server down, bad config): stop the run instead of burning seeds."""
     from envs.server.client import EnvServerUnavailable
@@ -42,22 +38,19 @@ def is_fatal(error: BaseException) -> bool:
 
 
 class EpisodeWorker:
-    """Runs episodes of one config: one brain, a fresh agent and env per episode, memory carried if asked."""
+    """Runs episodes of one resolved run: one brain, a fresh agent and env per episode, memory carried if asked."""
 
-    def __init__(self, cfg: RunConfig, brain: Brain | None = None, chash: str | None = None) -> None:
-        self.cfg = cfg
-        self.env_name = env_name_of(cfg)
-        self.brain = (
-            brain
-            if brain is not None
-            else build_brain(cfg.brain, env=self.env_name, turn_style=cfg.agent.perception.turn_style)
-        )
+    def __init__(self, run: ResolvedRun, brain: Brain | None = None) -> None:
+        self.run_cfg = run
+        self.cfg = cfg = run.config
+        self.env_name = run.env_name
+        self.brain = brain if brain is not None else build_brain(run.brain)
         adapter = getattr(self.brain, "adapter", None)
         self.adapter: str | None = Path(adapter).stem if adapter else None  # the LoRA file's name, e.g. agentsim-sft
-        self.config_hash = chash or config_hash(cfg.model_dump(mode="json"))
+        self.config_hash = run.run_hash
         # Memory carried from episode to episode (reflective lessons, facts): each episode's agent
         # starts from the state the last finished episode left, persisted beside the trajectories.
-        self.carry = cfg.carries_memory
+        self.carry = run.carries_memory
         self.memory_state_path = Path(cfg.out) / MEMORY_STATE
         self._memory_state: dict[str, Any] | None = None
         self.tasks: dict[int, str] = {}  # seed -> the task it played (envs with named tasks): a failed one too
@@ -84,7 +77,7 @@ class EpisodeWorker:
         """The episode's env: in-process, or a `RemoteEnv` session when `remote.url` is set."""
         env_cfg = self.cfg.env
         if not self.cfg.remote.url:
-            return make_env(env_cfg, max_episode_steps=self.cfg.steps_limit)
+            return make_env(env_cfg, max_episode_steps=self.run_cfg.steps_limit)
         from envs.server.client import RemoteEnv
 
         if env_cfg.entry_point:
@@ -152,7 +145,7 @@ class EpisodeWorker:
                 env,
                 agent,
                 seed=seed,
-                max_steps=cfg.steps_limit,
+                max_steps=self.run_cfg.steps_limit,
                 max_invalid=cfg.max_invalid,
                 env_name=self.env_name,
                 env_kwargs=dict(cfg.env.kwargs),

@@ -14,10 +14,13 @@ from typing import Any, Literal
 
 from agents.action import REACT_FORMAT, ParseResult, action_tools, parse_react, parse_tool_call
 from agents.brains.base import AsyncChoosingBrain, Brain, BrainOutput, ChoosingBrain
+from agents.config import AgentConfig
 from agents.memory.base import Memory, MemoryItem
 from agents.perception import Percept, Perception
 from agents.slots import expand_templates
 from agents.transcript import Transcript
+
+_DEFAULTS = AgentConfig()  # the defaults live on the config model, once
 
 Mode = Literal["auto", "generate", "choose"]
 ActionFormat = Literal["react", "tool_calls"]
@@ -44,13 +47,13 @@ class Agent:
         perception: Perception | None = None,
         memory: Memory | None = None,
         *,
-        mode: Mode = "auto",
-        action_format: ActionFormat = "react",
-        temperature: float | None = None,
-        max_tokens: int = 256,
-        memory_budget_tokens: int = 512,
-        observation_memory_chars: int = 400,
-        slot_fill: str = "task",
+        mode: Mode = _DEFAULTS.mode,
+        action_format: ActionFormat = _DEFAULTS.action_format,
+        temperature: float | None = _DEFAULTS.temperature,
+        max_tokens: int = _DEFAULTS.max_tokens,
+        memory_budget_tokens: int = _DEFAULTS.memory_budget_tokens,
+        observation_memory_chars: int = _DEFAULTS.observation_memory_chars,
+        slot_fill: str = _DEFAULTS.slot_fill,
         seed: int | None = None,
     ) -> None:
         if mode not in ("auto", "generate", "choose"):

@@ -165,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-episodes", type=int, default=None)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    from agents.config import BrainConfig
     from agents.core.factory import build_brain
+    from agents.resolve import resolve_brain
 
     missing = [p for p in args.inputs if not (Path(p) / "trajectories.jsonl").exists()]
     if missing:
@@ -177,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.teacher == "scripted"
         else {"name": "local", "adapter": args.teacher}
     )
-    teacher = build_brain(spec)
+    teacher = build_brain(resolve_brain(BrainConfig.model_validate(spec), turn_style=args.turn_style))
     if not isinstance(teacher, ChoosingBrain):
         log.error("error: the teacher must rank actions (a local brain)")
         return 2

@@ -21,8 +21,10 @@ import gymnasium as gym
 
 from agents.brains.base import Brain, BrainError
 from agents.brains.scripted import ScriptedBrain
+from agents.config import EnvConfig
 from agents.core import run_episode
 from agents.core.factory import build_agent, make_env
+from agents.resolve import resolve_agent
 from agents.trajectories.schema import EpisodeRecord
 from agents.trajectories.store import TrajectoryStore
 
@@ -72,8 +74,8 @@ def replay(
     """
     key = (old.env_id, repr(sorted(old.env_kwargs.items())))
     if key not in envs:
-        envs[key] = make_env({"name": old.env, "id": old.env_id, "kwargs": old.env_kwargs}, 10_000)
-    agent = build_agent(brain, agent_cfg, None)
+        envs[key] = make_env(EnvConfig(name=old.env, id=old.env_id, kwargs=old.env_kwargs), 10_000)
+    agent = build_agent(brain, resolve_agent(agent_cfg), None)
     try:
         new = run_episode(
             envs[key],

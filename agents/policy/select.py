@@ -41,9 +41,11 @@ def play_checkpoint(
 ) -> SelectionResult:
     """Play `episodes` goals (seeds seed..seed+episodes-1) of every env with the LoRA in `peft_dir`."""
     from agents.brains.local import LocalBrain
+    from agents.config import EnvConfig
     from agents.core import run_episode
     from agents.core.factory import build_agent, make_env
     from agents.policy.gguf_adapter import convert_peft_to_gguf
+    from agents.resolve import resolve_agent, resolve_env
 
     gguf = convert_peft_to_gguf(peft_dir, peft_dir / "adapter.gguf", model=model)
     brain = LocalBrain(model=model, adapter=str(gguf), temperature=temperature, n_threads=threads)
@@ -51,12 +53,12 @@ def play_checkpoint(
     successes: list[float] = []
     per_env: dict[str, float] = {}
     for env_cfg in envs:
-        env = make_env(env_cfg)
+        env = make_env(resolve_env(EnvConfig.model_validate(env_cfg)))
         name = str(env_cfg.get("name") or env_cfg["id"])
         got = []
         try:
             for i in range(episodes):
-                rec = run_episode(env, build_agent(brain, agent, None), seed=seed + i)
+                rec = run_episode(env, build_agent(brain, resolve_agent(agent), None), seed=seed + i)
                 got.append(rec.outcome.reward)
                 successes.append(float(rec.outcome.success))
         finally:

@@ -16,8 +16,8 @@ read from `action_templates` and `available_actions` while a probe plays a few e
 `act(action)` when some action has no such shape. A refused action returns the env's
 `info["error"]` to the model as the tool's result. The step limit is the env's `TimeLimit`; once
 the episode is over every tool call says so without stepping. The reward is the episode's return
-plus, optionally, per-step rewards (`step_reward=` hooks, or `prm=` a trained AgentPRM's progress
-Q_t - Q_{t-1}), summed with a weight, since GRPO scores a rollout with one number.
+plus, optionally, per-step rewards (`step_reward=` hooks, such as `prm.progress.PRMProgress`: a trained
+AgentPRM's progress Q_t - Q_{t-1}), summed with a weight, since GRPO scores a rollout with one number.
 
 The factory is a picklable callable (TRL's async trainer spawns its rollout worker), so hooks
 must be module-level functions or callable instances, not lambdas, for that trainer.
@@ -30,8 +30,6 @@ import re
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Optional, Protocol, runtime_checkable
 
 import gymnasium as gym
@@ -44,8 +42,6 @@ from envs.registry import env_id as resolve_env_id
 
 if TYPE_CHECKING:
     from datasets import Dataset
-
-    from prm.scoring import PRMScorer
 
 VERB = re.compile(r"^([A-Za-z_][\w\- ]*)\[(.*)\]$", re.DOTALL)  # the `verb[argument]` action shape
 GENERIC_TOOL = "act"
@@ -351,49 +347,6 @@ def probe_verbs(
     return verbs, plain
 
 
-# --- the per-step PRM reward ---------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=4)
-def _load_scorer(path: str) -> PRMScorer:
-    from prm.model import PRMModel
-    from prm.scoring import PRMScorer
-
-    return PRMScorer(PRMModel.from_pretrained(path))
-
-
-class PRMProgress:
-    """A `step_reward` hook: a trained AgentPRM's progress Q_t - Q_{t-1} at each step (0 at the first).
-
-    Q_t is the PRM's promise of (s_t, a_t) given the instruction and the steps before, read on the
-    env's compact observations as in training (`prm.episodes.env_compactor`); what `prm.dense`
-    writes as `prm_progress`. Over an episode the progress telescopes to Q_T - Q_1, a shaping term
-    toward states the PRM rates well. A saved PRM is loaded once per process (on first use) and
-    shared, with its score cache, by every rollout."""
-
-    def __init__(self, prm: str | Path | PRMScorer) -> None:
-        self.source: str | PRMScorer = str(Path(prm).resolve()) if isinstance(prm, (str, Path)) else prm
-
-    @property
-    def scorer(self) -> PRMScorer:
-        """The scorer (a saved PRM is loaded on first use)."""
-        return _load_scorer(self.source) if isinstance(self.source, str) else self.source
-
-    def promise(self, ctx: StepContext, steps: int) -> float:
-        """Q of step `steps - 1`: the promise of the first `steps` actions."""
-        from prm.episodes import env_compactor
-
-        compact = env_compactor(ctx.env)
-        obs = [compact(o) for o in ctx.observations[:steps]]
-        return float(self.scorer.score_last([(ctx.instruction, obs, ctx.actions[:steps])])[0])
-
-    def __call__(self, ctx: StepContext) -> float:
-        t = len(ctx.actions)
-        if t < 2:
-            return 0.0
-        return self.promise(ctx, t) - self.promise(ctx, t - 1)  # the previous promise is a cache hit
-
-
 # --- the factory --------------------------------------------------------------------------------------
 
 
@@ -451,7 +404,6 @@ def environment_factory(
     generic_tool: bool | None = None,
     probe_episodes: int = 2,
     step_reward: StepReward | Sequence[StepReward] | None = None,
-    prm: str | Path | PRMScorer | None = None,
     step_reward_weight: float = 1.0,
     shown_actions: int = 20,
     errors_raise: bool = False,
@@ -463,9 +415,9 @@ def environment_factory(
     - `verbs`: the verb tools to expose (skips the probe); `generic_tool` forces `act(action)` on or
       off (default: on when some action has no `verb[...]` shape). Envs that ship their own tool
       schemas ignore both.
-    - `step_reward`: hooks called after every action with a `StepContext`; `prm`: a saved PRM
-      (`python -m prm.train`) or a `PRMScorer`, added as a `PRMProgress` hook. The hooks' sum times
-      `step_reward_weight` is added to the env's return in `get_reward`.
+    - `step_reward`: hooks called after every action with a `StepContext` (a trained AgentPRM's
+      progress: `prm.progress.PRMProgress`). The hooks' sum times `step_reward_weight` is added to the
+      env's return in `get_reward`.
     - `shown_actions`: how many of `info["available_actions"]` each observation lists (0: none).
     - `errors_raise`: refuse bad actions by raising, so TRL shows `{"error": ...}` and counts a tool
       failure (`tools/failure_frequency`), instead of returning the error text.
@@ -487,8 +439,6 @@ def environment_factory(
     hooks: list[StepReward] = []
     if step_reward is not None:
         hooks += [step_reward] if callable(step_reward) else list(step_reward)
-    if prm is not None:
-        hooks.append(PRMProgress(prm))
     return EnvFactory(
         gym_id, kwargs, max_episode_steps, tuple(tools), tuple(hooks), step_reward_weight, shown_actions, errors_raise
     )

@@ -122,10 +122,11 @@ def test_concurrency_auto_runs_one_episode_per_in_process_model():
     """Collection's default lanes: one per in-process model (brain=local shares the cores; measured 2.2x slower at 8
     lanes), 8 for a cheap or remote brain; an explicit value always wins."""
     from agents.config import CollectConfig, ConfigError, validate_config
+    from agents.resolve import resolve
 
     def lanes(*brain_and_more: tuple[str, object]) -> int:
         cfg = {"env": {"id": "Corridor-v0"}, "out": "x", **dict(brain_and_more)}
-        return validate_config(CollectConfig, cfg).lanes
+        return resolve(validate_config(CollectConfig, cfg)).lanes
 
     assert lanes(("brain", {"name": "local"})) == 1
     assert lanes(("brain", {"name": "local"}), ("executor", "ray"), ("workers", 3)) == 3

@@ -17,6 +17,7 @@ import envs
 from agents.brains.registry import BRAIN_REGISTRY, in_process
 from agents.config import RunConfig, validate_config
 from agents.memory.registry import MEMORY_REGISTRY, carries_state
+from agents.resolve import resolve
 from agents.trajectories import TrajectoryStore
 from envs.contract import check_text_env
 from envs.plugins import PartSpec, Registry
@@ -81,9 +82,9 @@ def test_agents_run_uses_them_by_name(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_the_env_step_limit_comes_from_its_registration(tmp_path: Path, throwaway: ModuleType) -> None:
     cfg = validate_config(RunConfig, {"env": {"name": "tally", "id": "tally"}, "out": str(tmp_path)})
-    assert cfg.steps_limit == throwaway.TALLY_STEPS
+    assert resolve(cfg).steps_limit == throwaway.TALLY_STEPS
     cfg = validate_config(RunConfig, {"env": {"name": "tally", "id": "tally", "max_steps": 3}, "out": str(tmp_path)})
-    assert cfg.steps_limit == 3
+    assert resolve(cfg).steps_limit == 3
 
 
 def test_societies_run_plays_the_scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.brains.base import BrainError
 from agents.brains.model_files import ADAPTER_DIR, KNOWN_ADAPTERS, adapter_path
 
 
@@ -36,7 +37,8 @@ def test_every_shipped_adapter_is_in_the_package_and_loads(name):
 
 
 def test_auto_picks_the_adapter_measured_best_on_the_env():
-    from agents.brains.model_files import AUTO, DEFAULT_ADAPTER, ENV_ADAPTERS, adapter_for_env
+    from agents.brains.model_files import AUTO
+    from agents.catalog import DEFAULT_ADAPTER, ENV_ADAPTERS, adapter_for_env
 
     assert adapter_for_env(AUTO, "webshop") == "agentsim-evol1"  # full turns: +6.7 +- 4.2 score over agentsim-sft
     # turns left at auto: the env's default compact policy, cloned further on in-candidate expert episodes
@@ -47,8 +49,10 @@ def test_auto_picks_the_adapter_measured_best_on_the_env():
     assert adapter_for_env(AUTO, None) == DEFAULT_ADAPTER  # no env known (a society's shared brains)
     assert adapter_for_env("agentsim-sft", "webshop") == "agentsim-sft"  # an explicit choice is kept
     assert adapter_for_env(None, "webshop") is None
-    assert adapter_path(AUTO, "gemma3-270m") == str(ADAPTER_DIR / f"{DEFAULT_ADAPTER}.gguf")
     assert set(ENV_ADAPTERS.values()) <= set(KNOWN_ADAPTERS)
+    # `auto` is resolved once, before a brain is built (agents.resolve): a brain handed it unresolved says so
+    with pytest.raises(BrainError, match="adapter=auto is resolved"):
+        adapter_path(AUTO, "gemma3-270m")
 
 
 def test_the_run_worker_serves_the_envs_adapter_and_records_it():
@@ -57,6 +61,7 @@ def test_the_run_worker_serves_the_envs_adapter_and_records_it():
     from agents.collect.worker import EpisodeWorker
     from agents.config import RunConfig, validate_config
     from agents.core.factory import build_agent
+    from agents.resolve import resolve
 
     brain = {"name": "local", "adapter": "auto", "n_ctx": 512, "n_seq": 2}
     cases = (
@@ -69,10 +74,12 @@ def test_the_run_worker_serves_the_envs_adapter_and_records_it():
     )
     for env, perception, expected, (style, budget, separator) in cases:
         raw = {"env": {"name": env, "id": env}, "brain": brain, "agent": {"perception": perception}, "out": "x"}
-        cfg = validate_config(RunConfig, raw)
+        run = resolve(validate_config(RunConfig, raw))
+        cfg = run.config
         p = cfg.agent.perception
         assert (p.turn_style, p.budget_tokens, p.field_separator) == (style, budget, separator), env
-        worker = EpisodeWorker(cfg)
+        assert run.brain.adapter == expected and cfg.brain.options["adapter"] == "auto"  # the config as asked
+        worker = EpisodeWorker(run)
         assert worker.brain.adapter == str(ADAPTER_DIR / f"{expected}.gguf") and worker.adapter == expected
         agent = build_agent(worker.brain, cfg.agent, None)  # what the worker builds for each episode
         assert agent.perception.config.field_separator == separator
@@ -82,12 +89,13 @@ def test_auto_perception_follows_the_brain_and_an_explicit_value_wins(monkeypatc
     """A shipped adapter reads the turns it was trained on; an env's measured preference (ENV_PERCEPTION) applies
     to the embedded brain's `adapter=auto` only; other brains, a base model or a LoRA path read full turns in
     2,048 tokens; an explicit key always wins, key by key."""
-    from agents.brains import model_files
-    from agents.config import AgentConfig, BrainConfig, RunConfig, resolve_perception, validate_config
+    from agents import catalog
+    from agents.config import AgentConfig, BrainConfig, RunConfig, validate_config
+    from agents.resolve import resolve, resolve_agent, resolve_perception
 
     def resolved(env: str, brain: dict, perception: dict | None = None) -> tuple[str, int | None]:
         raw = {"env": {"name": env, "id": env}, "brain": brain, "agent": {"perception": perception or {}}, "out": "x"}
-        p = validate_config(RunConfig, raw).agent.perception
+        p = resolve(validate_config(RunConfig, raw)).agent.perception
         return p.turn_style, p.budget_tokens
 
     assert resolved("webshop", {"name": "local", "adapter": "agentsim-compact"}) == ("compact", 2048)
@@ -96,10 +104,10 @@ def test_auto_perception_follows_the_brain_and_an_explicit_value_wins(monkeypatc
         "full",
         2048,
     )
-    monkeypatch.setitem(model_files.ENV_PERCEPTION, "faulttree", {"turn_style": "compact", "budget_tokens": 3072})
+    monkeypatch.setitem(catalog.ENV_PERCEPTION, "faulttree", {"turn_style": "compact", "budget_tokens": 3072})
     auto = {"name": "local", "adapter": "auto"}
     assert resolved("faulttree", auto) == ("compact", 3072)
-    assert model_files.adapter_for_env("auto", "faulttree", "auto") == "agentsim-compact"
+    assert catalog.adapter_for_env("auto", "faulttree", "auto") == "agentsim-compact"
     assert resolved("faulttree", auto, {"budget_tokens": 1024}) == ("compact", 1024)
     assert resolved("faulttree", auto, {"turn_style": "full"}) == ("full", 2048)  # the budget was measured compact
     assert resolved("faulttree", {"name": "scripted"}) == ("full", 2048)  # expert data keeps full turns
@@ -111,7 +119,7 @@ def test_auto_perception_follows_the_brain_and_an_explicit_value_wins(monkeypatc
 
     def separator(brain: dict, perception: dict | None = None) -> str | None:
         raw = {"env": {"name": "webshop", "id": "webshop"}, "brain": brain, "agent": {"perception": perception or {}}}
-        return validate_config(RunConfig, {**raw, "out": "x"}).agent.perception.field_separator
+        return resolve(validate_config(RunConfig, {**raw, "out": "x"})).agent.perception.field_separator
 
     # WebShop's fields go on lines with the turns the default was measured on, not with others; explicit wins
     assert separator(auto) == " [SEP] " and separator(auto, {"turn_style": "compact"}) == " [SEP] "
@@ -121,24 +129,20 @@ def test_auto_perception_follows_the_brain_and_an_explicit_value_wins(monkeypatc
         separator(auto, {"field_separator": ""}) == ""
         and separator({"name": "openai"}, {"field_separator": "|"}) == "|"
     )
-    monkeypatch.delitem(model_files.ENV_PERCEPTION, "webshop")
+    monkeypatch.delitem(catalog.ENV_PERCEPTION, "webshop")
     assert resolved("webshop", auto) == ("full", 2048)  # no preference listed for the env
     # outside RunConfig (no brain or env known) auto is full turns in 2,048 tokens
-    plain = resolve_perception(AgentConfig(), None, None).perception
+    plain = resolve_agent().perception
     assert (plain.turn_style, plain.budget_tokens) == ("full", 2048)
-    local = resolve_perception(AgentConfig(), BrainConfig.model_validate(auto), "faulttree").perception
+    local = resolve_agent(AgentConfig(), BrainConfig.model_validate(auto), "faulttree").perception
+    assert local == resolve_perception(AgentConfig(), BrainConfig.model_validate(auto), "faulttree").perception
     assert (local.turn_style, local.budget_tokens) == ("compact", 3072)
 
 
 def test_auto_follows_the_turn_style_and_a_mismatch_is_warned(caplog):
     """Adapters learn the prompt turns they were trained on; compact turns get the adapter trained on them."""
-    from agents.brains.model_files import (
-        ADAPTER_TURN_STYLES,
-        AUTO,
-        COMPACT_ADAPTER,
-        adapter_for_env,
-        warn_turn_style_mismatch,
-    )
+    from agents.brains.model_files import ADAPTER_TURN_STYLES, AUTO
+    from agents.catalog import COMPACT_ADAPTER, adapter_for_env, warn_turn_style_mismatch
 
     assert ADAPTER_TURN_STYLES[COMPACT_ADAPTER] == "compact" and COMPACT_ADAPTER in KNOWN_ADAPTERS
     for env in ("faulttree", None):
@@ -156,6 +160,7 @@ def test_auto_follows_the_turn_style_and_a_mismatch_is_warned(caplog):
 def test_the_run_worker_serves_the_compact_adapter_for_compact_turns():
     from agents.collect.worker import EpisodeWorker
     from agents.config import RunConfig, validate_config
+    from agents.resolve import resolve
 
     raw = {
         "env": {"name": "webshop", "id": "webshop"},
@@ -163,5 +168,5 @@ def test_the_run_worker_serves_the_compact_adapter_for_compact_turns():
         "agent": {"perception": {"turn_style": "compact"}},
         "out": "unused",
     }
-    worker = EpisodeWorker(validate_config(RunConfig, raw))
+    worker = EpisodeWorker(resolve(validate_config(RunConfig, raw)))
     assert worker.adapter == "agentsim-oracle"

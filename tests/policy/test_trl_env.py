@@ -256,10 +256,11 @@ def tiny_prm(tmp_path_factory, tiny_backbone) -> Path:
 
 def test_prm_progress_is_the_saved_prms_q_difference(tiny_prm):
     from prm.model import PRMModel
+    from prm.progress import PRMProgress
     from prm.scoring import PRMScorer
     from prm.targets.td import step_progress
 
-    env = environment_factory(CORRIDOR, prm=tiny_prm, step_reward_weight=2.0)()
+    env = environment_factory(CORRIDOR, step_reward=PRMProgress(tiny_prm), step_reward_weight=2.0)()
     env.reset(seed=4)
     env.open(argument="window")  # type: ignore[attr-defined]  # refused steps are scored too
     while not env.done:
