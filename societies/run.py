@@ -292,9 +292,8 @@ def scenario_state(sc: Any) -> dict[str, Any]:
 
 def config_hash(cfg: SocietyRunConfig) -> str:
     """Hash of the keys that shape behaviour (not where outputs go, how fast calls run, or whether to resume)."""
-    seatless = (
-        {"seat_actions"} if cfg.brain.name == RULE else set()
-    )  # no seats: the key shapes nothing (old hashes hold)
+    # without seats the seats' keys shape nothing: left out, so rule runs keep the hashes they had before these keys
+    seatless = {"seat_actions"} if cfg.brain.name == RULE else set()
     return hashlib.sha256(cfg.model_dump_json(exclude=OUTPUT_KEYS | RUN_KEYS | seatless).encode()).hexdigest()[:12]
 
 
