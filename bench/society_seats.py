@@ -26,11 +26,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
+import os
 import platform
 import re
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +47,7 @@ RESULTS = ROOT / "bench" / "results" / "society_seats.json"
 EXAMPLES = (0.35, 0.8)  # the values the opinion instruction shows ("such as opinion[0.35] or opinion[0.8]")
 _VALUE = re.compile(r"^opinion\[\s*([0-9.]+)\s*\]$")
 MODES = ("free", "ranked", "deffuant")
+THREADS = 1  # llama.cpp threads: on a loaded 2-core machine two threads wait on each other at every barrier
 COLUMNS = ("invalid", "example", "moved", "toward", "away", "corr")
 
 
@@ -52,7 +56,9 @@ def config(out: Path, mode: str, seed: int, agents: int, seats: int, rounds: int
     from societies.config import SocietyRunConfig
 
     brain: dict[str, Any] = (
-        {"name": "rule"} if mode == "deffuant" else {"name": "local", "kv_slots": seats, "n_ctx": 1024 * seats}
+        {"name": "rule"}
+        if mode == "deffuant"
+        else {"name": "local", "kv_slots": seats, "n_ctx": 1024 * seats, "n_threads": THREADS}
     )
     return validate_config(
         SocietyRunConfig,
@@ -86,7 +92,7 @@ def play(mode: str, seed: int, agents: int, seats: int, rounds: int) -> dict[str
         sc = run.sc
         idx = choose_seats(sc.n, cfg.llm_fraction, cfg.llm_agents, cfg.seed)
         steps: list[dict[str, Any]] = []
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         try:
             while not run.done:
                 x0 = sc.x.copy()
@@ -110,11 +116,17 @@ def play(mode: str, seed: int, agents: int, seats: int, rounds: int) -> dict[str
                         step["action"] = sc.move_text(i, code, float("nan"))
                         step["error"] = None
                     steps.append(step)
+                print(
+                    f"  {mode} seed {seed} round {result.round}: {[s['action'] for s in steps[-len(idx) :]]} "
+                    f"({time.perf_counter() - t0:.0f} s)",
+                    flush=True,
+                )
             decide_s = run.brain_s
             run.finish(time.perf_counter() - t0)
         finally:
             run.close()
-    return {"seed": seed, "seats": idx.tolist(), "steps": steps, "decide_s": round(decide_s, 1)}
+    cpu_s = round(time.process_time() - cpu0, 1)  # this process's CPU (a worker may play several runs)
+    return {"seed": seed, "seats": idx.tolist(), "steps": steps, "decide_s": round(decide_s, 1), "cpu_s": cpu_s}
 
 
 def measure(steps: list[dict[str, Any]]) -> dict[str, float]:
@@ -162,44 +174,65 @@ def main() -> None:
     ap.add_argument("--seats", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=4, help="runs in parallel, one process each (one llama.cpp thread)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     seeds = list(range(args.seeds))
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    t0 = time.perf_counter()
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in MODES}
-    for seed in seeds:
-        for mode in MODES:
-            r = play(mode, seed, args.agents, args.seats, args.rounds)
+    jobs = [(mode, seed) for seed in seeds for mode in MODES]
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(play, m, s, args.agents, args.seats, args.rounds): (m, s) for m, s in jobs}
+        for fut in as_completed(futures):
+            mode, seed = futures[fut]
+            r = fut.result()
             r["metrics"] = measure(r["steps"])
             r["mix"] = action_mix(r["steps"])
             runs[mode].append(r)
-            print(f"seed {seed} {mode}: {r['mix']} decide {r['decide_s']} s", flush=True)
+            print(f"seed {seed} {mode}: {r['mix']} decide {r['decide_s']} s, CPU {r['cpu_s']} s", flush=True)
+            report(args, seeds, runs, time.perf_counter() - t0, final=len(jobs) == sum(map(len, runs.values())))
+
+
+def report(
+    args: argparse.Namespace, seeds: list[int], runs: dict[str, list[dict[str, Any]]], wall: float, final: bool
+) -> None:
+    """The table over the runs done so far, printed at the end, and the JSON after every run (a cut-short bench keeps
+    what it measured; `complete` says whether every run finished)."""
     rows = []
     for mode in MODES:
-        row: dict[str, Any] = {"mode": mode, "seat_steps": sum(len(r["steps"]) for r in runs[mode])}
+        done = sorted(runs[mode], key=lambda r: r["seed"])
+        row: dict[str, Any] = {
+            "mode": mode,
+            "seeds": [r["seed"] for r in done],
+            "seat_steps": sum(len(r["steps"]) for r in done),
+        }
         for c in COLUMNS:
-            xs = [r["metrics"][c] for r in runs[mode] if not math.isnan(r["metrics"][c])]
+            xs = [r["metrics"][c] for r in done if not math.isnan(r["metrics"][c])]
             row[c] = ci95(xs) if xs else (float("nan"), float("nan"))
         mix: dict[str, int] = {}
-        for r in runs[mode]:
+        for r in done:
             for k, v in r["mix"].items():
                 mix[k] = mix.get(k, 0) + v
         row["mix"] = mix
-        row["decide_s"] = round(sum(r["decide_s"] for r in runs[mode]), 1)
+        row["decide_s"] = round(sum(r["decide_s"] for r in done), 1)
         rows.append(row)
-    head = "| seats | seat-steps | invalid | example copied | moved | toward nbrs | away from nbrs | corr(Δ, gap) |"
-    print(f"\n{args.agents} agents, {args.seats} seats, {args.rounds} rounds, seeds {seeds} (mean ± 95% CI over seeds)")
-    print(head)
-    print("|---" * (head.count("|") - 1) + "|")
-    for row in rows:
-        cells = " | ".join(fmt(*row[c]) for c in COLUMNS)
-        print(f"| {row['mode']} | {row['seat_steps']} | {cells} |")
-    for row in rows:
-        print(f"{row['mode']}: replies {row['mix']}, decision time {row['decide_s']} s")
-    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    print(f"wall {wall:.0f} s, CPU {cpu:.0f} s")
+    cpu = sum(r["cpu_s"] for m in MODES for r in runs[m])
+    if final:
+        head = "| seats | seat-steps | invalid | example copied | moved | toward nbrs | away from nbrs | corr(Δ, gap) |"
+        print(
+            f"\n{args.agents} agents, {args.seats} seats, {args.rounds} rounds, seeds {seeds} (mean ± 95% CI over seeds)"
+        )
+        print(head)
+        print("|---" * (head.count("|") - 1) + "|")
+        for row in rows:
+            cells = " | ".join(fmt(*row[c]) for c in COLUMNS)
+            print(f"| {row['mode']} | {row['seat_steps']} | {cells} |")
+        for row in rows:
+            print(f"{row['mode']}: replies {row['mix']}, decision time {row['decide_s']} s")
+        print(f"wall {wall:.0f} s, CPU {cpu:.0f} s (all runs)")
     summary = {
         "bench": "society_seats",
+        "complete": final,
         "setup": {
             "scenario": "opinion",
             "graph": "watts_strogatz degree 6",
@@ -209,22 +242,24 @@ def main() -> None:
             "seats": args.seats,
             "rounds": args.rounds,
             "seeds": seeds,
-            "brain": "local (Gemma 3 270M, shipped adapter, temperature 0.7, kv_slots = seats)",
+            "brain": "local (Gemma 3 270M, shipped adapter, temperature 0.7, kv_slots = seats, 1 thread)",
             "examples": list(EXAMPLES),
         },
         "rows": [
             {**{k: v for k, v in row.items() if k not in COLUMNS}, **{c: list(row[c]) for c in COLUMNS}} for row in rows
         ],
         "runs": {
-            m: [{k: r[k] for k in ("seed", "seats", "decide_s", "metrics", "mix")} for r in runs[m]] for m in MODES
+            m: [{k: r[k] for k in ("seed", "seats", "decide_s", "cpu_s", "metrics", "mix")} for r in runs[m]]
+            for m in MODES
         },
         "wall_s": round(wall, 1),
         "cpu_s": round(cpu, 1),
-        "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load_avg": os.getloadavg()},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=1, default=float))
-    print(f"wrote {args.out}")
+    if final:
+        print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
