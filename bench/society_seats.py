@@ -84,12 +84,14 @@ def config(out: Path, mode: str, seed: int, agents: int, seats: int, rounds: int
 def play(mode: str, seed: int, agents: int, seats: int, rounds: int) -> dict[str, Any]:
     """One run, round by round; every seat-step as (action, error, old, new, neighbours' mean, partner's)."""
     from societies.run import SocietyRun
+    from societies.scenarios.opinion import OpinionScenario
     from societies.seats import choose_seats
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = config(Path(tmp), mode, seed, agents, seats, rounds)
         run = SocietyRun(cfg)
         sc = run.sc
+        assert isinstance(sc, OpinionScenario)
         idx = choose_seats(sc.n, cfg.llm_fraction, cfg.llm_agents, cfg.seed)
         steps: list[dict[str, Any]] = []
         t0, cpu0 = time.perf_counter(), time.process_time()
@@ -101,7 +103,7 @@ def play(mode: str, seed: int, agents: int, seats: int, rounds: int) -> dict[str
                 result = run.play_round()
                 for i in idx.tolist():
                     pending = run.recorder.tracks[i].pending if i in run.recorder.tracks else None
-                    step = {
+                    step: dict[str, Any] = {
                         "old": float(x0[i]),
                         "new": float(sc.x[i]),
                         "neighbours": nb_mean[i],
