@@ -172,6 +172,9 @@ class SocietyRunConfig(Strict):
     brain: BrainConfig = Field(default_factory=lambda: BrainConfig(name=RULE))  # rule|scripted|local|openai|<plugin>
     memory: MemoryConfig = Field(default_factory=MemoryConfig)  # per brain agent; none|working|...
     agent: AgentConfig = Field(default_factory=lambda: AgentConfig(slot_fill="generate"))  # as agents.run's agent.*
+    # ranked: a seat's free slot (opinion[...]) is offered as the scenario's discrete choices, ranked like any action;
+    # free: the brain writes the value (small models copy the instruction's example); see Scenario.choices
+    seat_actions: Literal["ranked", "free"] = "ranked"
     llm_fraction: float = Field(default=1.0, ge=0, le=1)  # share of seats the brain plays (the rest: the rule)
     llm_agents: int | None = Field(default=None, ge=0)  # or an exact number of brain seats (overrides the fraction)
     max_concurrency: int = Field(default=8, ge=1)  # brain calls in flight (asyncio semaphore); 1 = one at a time, sync

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from envs.contract import MAX_ACTION_CHARS, action_problem, episode_over_message, excerpt, invalid_action_message
+from envs.contract import MAX_ACTION_CHARS, SLOT, action_problem, episode_over_message, excerpt, invalid_action_message
 from envs.spaces import FreeText
 from societies.personas import Persona, activity_array
 
@@ -146,6 +146,13 @@ class Scenario(ABC):
         """Agent i's free-text action forms now (one `...` slot each)."""
         return []
 
+    def choices(self, i: int) -> list[str]:
+        """Concrete actions standing in for agent i's templates when seats choose by rank (`SocietyEnv.offer_choices`):
+        a discrete set of values for a free slot (`opinion[0.0]` .. `opinion[1.0]`). Empty: the templates stay free.
+
+        A small model ranks a listed number reliably but cannot be trusted to write one (it copies the example)."""
+        return []
+
     def parse(self, i: int, text: str) -> tuple[int, float] | str:
         """Agent i's text action as (code, value), or what is wrong with it."""
         act = text.strip()
@@ -190,11 +197,14 @@ class SocietyEnv(ParallelEnv):
 
     metadata = {"name": "society_v0", "render_modes": [], "is_parallelizable": True}
 
-    def __init__(self, scenario: Scenario, max_rounds: int = 50) -> None:
+    def __init__(self, scenario: Scenario, max_rounds: int = 50, offer_choices: bool = False) -> None:
+        """`offer_choices`: list each agent's `Scenario.choices` among its `available_actions` and drop the templates
+        they cover, so a ranking brain picks a value instead of writing one (the parser still takes any value)."""
         if max_rounds < 1:
             raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
         self.scenario = scenario
         self.max_rounds = max_rounds
+        self.offer_choices = offer_choices
         self.possible_agents = [agent_id(i) for i in range(scenario.n)]
         self.agents: list[str] = []
         self.render_mode = None
@@ -232,10 +242,15 @@ class SocietyEnv(ParallelEnv):
         """The contract's info for one agent."""
         i = self._index[agent]
         sc = self.scenario
+        available, templates = sc.available(i), sc.templates(i)
+        offered = sc.choices(i) if self.offer_choices and templates else []
+        if offered:
+            available = available + offered
+            templates = [t for t in templates if not any(c.startswith(t.split(SLOT)[0]) for c in offered)]
         info: dict[str, Any] = {
             "instruction": sc.instruction(i),
-            "available_actions": sc.available(i),
-            "action_templates": sc.templates(i),
+            "available_actions": available,
+            "action_templates": templates,
             "round": sc.round,
             "active": bool(sc.is_active[i]),
         }

@@ -348,7 +348,9 @@ def scenario_state(sc: Any) -> dict[str, Any]:
 
 def config_hash(cfg: SocietyRunConfig) -> str:
     """Hash of the keys that shape behaviour (not where outputs go, how fast calls run, or whether to resume)."""
-    return hashlib.sha256(cfg.model_dump_json(exclude=OUTPUT_KEYS | RUN_KEYS).encode()).hexdigest()[:12]
+    # without seats the seats' keys shape nothing: left out, so rule runs keep the hashes they had before these keys
+    seatless = {"seat_actions"} if cfg.brain.name == RULE else set()
+    return hashlib.sha256(cfg.model_dump_json(exclude=OUTPUT_KEYS | RUN_KEYS | seatless).encode()).hexdigest()[:12]
 
 
 class SocietyRun:
@@ -370,6 +372,7 @@ class SocietyRun:
             self.out / CACHE_FILE if cfg.brain.name != RULE else None, cfg.cache if cfg.brain.name != RULE else "off"
         )
         if cfg.brain.name != RULE:
+            self.env.offer_choices = cfg.seat_actions == "ranked"
             seat_idx = choose_seats(self.sc.n, cfg.llm_fraction, cfg.llm_agents, cfg.seed)
             brains = build_brains(cfg.brain, cfg.brain_pool)
             self.seats = BrainSeats(

@@ -38,6 +38,7 @@ KEEP, COMPROMISE, STATE = 1, 2, 3
 TEMPLATE = "opinion[...]"
 _OPINION = re.compile(r"^opinion\[\s*([^\]]*)\s*\]$")
 SHOW_NEIGHBOURS = 8  # neighbours listed in an observation (the rest are summarised)
+CHOICES = tuple(f"opinion[{k / 10:.1f}]" for k in range(11))  # ranked seats' opinions: 0.0, 0.1, .., 1.0
 
 
 class OpinionScenario(Scenario):
@@ -120,6 +121,11 @@ class OpinionScenario(Scenario):
 
     def templates(self, i: int) -> list[str]:
         return [TEMPLATE] if self.is_active[i] else []
+
+    def choices(self, i: int) -> list[str]:
+        """A fixed grid, the same for everyone: the menu says nothing of the neighbours, so a move towards them is the
+        seat's own reading of its observation (`bench/society_seats.py` measures it)."""
+        return list(CHOICES) if self.is_active[i] else []
 
     def parse(self, i: int, text: str) -> tuple[int, float] | str:
         m = _OPINION.match(text.strip())

@@ -250,6 +250,10 @@ class PublicGoodsScenario(Scenario):
     def templates(self, i: int) -> list[str]:
         return [TEMPLATE] if self.is_active[i] else []
 
+    def choices(self, i: int) -> list[str]:
+        """The quarters `contribute_none/half/all` leave out, so ranked seats have five levels and no free slot."""
+        return [f"contribute[{q * self.endowment:g}]" for q in (0.25, 0.75)] if self.is_active[i] else []
+
     def parse(self, i: int, text: str) -> tuple[int, float] | str:
         m = _CONTRIBUTE.match(text.strip())
         if m is None or not self.is_active[i]:
