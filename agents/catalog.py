@@ -23,9 +23,10 @@ ENV_ADAPTERS = {"webshop": "agentsim-evol1"}
 
 # `brain.adapter=auto` under `agent.perception.turn_style=compact`: the adapter trained on compact turns
 COMPACT_ADAPTER = "agentsim-compact"
-# ... per env where one was measured better there: WebShop's agentsim-oracle (bench/oracle_dagger.sh, 200 held-out
-# goals paired: +8.9 +- 4.0 score over agentsim-compact, +1.5 +- 2.6 points success; docs/policy.md "Oracle data")
-ENV_COMPACT_ADAPTERS = {"webshop": "agentsim-oracle"}
+# ... per env where one was measured better there: WebShop's agentsim-choice (bench/oracle_dagger.sh with LISTWISE=1,
+# docs/policy.md "The ranking itself"; 200 held-out goals paired: +17.2 +- 4.0 score over agentsim-oracle, +14.0 +- 5.4
+# points success)
+ENV_COMPACT_ADAPTERS = {"webshop": "agentsim-choice"}
 # `brain.adapter=auto` with `agent.perception.*` left at auto: the prompt of the policy measured best on an env's
 # held-out goals (docs/policy.md, Results); an env not listed gets full turns in 2,048 tokens and ENV_ADAPTERS'
 # WebShop: the DAgger-trained agentsim-compact on compact turns ties agentsim-evol1 on full turns (+0.1 +- 4.1 score,

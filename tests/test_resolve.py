@@ -21,7 +21,7 @@ def run_of(**raw: Any) -> ResolvedRun:
 
 def test_resolve_fixes_adapter_perception_step_limit_lanes_and_hash_in_one_pass() -> None:
     run = run_of(brain={"name": "local"})  # adapter left at the options model's default: auto
-    assert run.brain.adapter == "agentsim-oracle" and run.brain.in_process  # the catalog's WebShop policy
+    assert run.brain.adapter == "agentsim-choice" and run.brain.in_process  # the catalog's WebShop policy
     p = run.agent.perception
     assert (p.turn_style, p.budget_tokens, p.field_separator) == ("compact", 2048, " [SEP] ")
     assert run.steps_limit == run.env.max_steps == 15  # WebShop's registration

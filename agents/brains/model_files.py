@@ -84,9 +84,13 @@ KNOWN_ADAPTERS = {
         "gemma3-270m",
         "agentsim-compact cloned further on WebShop expert episodes whose actions are among the offered candidates",
     ),
+    "agentsim-choice": (
+        "gemma3-270m",
+        "agentsim-oracle trained further on 1,200 in-candidate WebShop expert episodes with the listwise ranking loss",
+    ),
 }
 # the prompt turns each shipped adapter was trained on (`agent.perception.turn_style`); not listed = full
-ADAPTER_TURN_STYLES = {"agentsim-compact": "compact", "agentsim-oracle": "compact"}
+ADAPTER_TURN_STYLES = {"agentsim-compact": "compact", "agentsim-oracle": "compact", "agentsim-choice": "compact"}
 AUTO = "auto"
 
 

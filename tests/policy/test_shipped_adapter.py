@@ -43,7 +43,7 @@ def test_auto_picks_the_adapter_measured_best_on_the_env():
     assert adapter_for_env(AUTO, "webshop") == "agentsim-evol1"  # full turns: +6.7 +- 4.2 score over agentsim-sft
     # turns left at auto: the env's default compact policy, cloned further on in-candidate expert episodes
     # (+8.9 +- 4.0 score over agentsim-compact, 200 paired goals); other envs' compact turns keep agentsim-compact
-    assert adapter_for_env(AUTO, "webshop", AUTO) == "agentsim-oracle"
+    assert adapter_for_env(AUTO, "webshop", AUTO) == "agentsim-choice"
     assert adapter_for_env(AUTO, "faulttree", "compact") == "agentsim-compact"
     assert adapter_for_env(AUTO, "faulttree") == DEFAULT_ADAPTER == "agentsim-sft"  # evol1 lost 5 points there
     assert adapter_for_env(AUTO, None) == DEFAULT_ADAPTER  # no env known (a society's shared brains)
@@ -66,10 +66,10 @@ def test_the_run_worker_serves_the_envs_adapter_and_records_it():
     brain = {"name": "local", "adapter": "auto", "n_ctx": 512, "n_seq": 2}
     cases = (
         # docs/policy.md: DAgger, a tie at 2.3x the speed; fields on lines, a tie at 17% fewer tokens a step
-        ("webshop", {}, "agentsim-oracle", ("compact", 2048, " [SEP] ")),
+        ("webshop", {}, "agentsim-choice", ("compact", 2048, " [SEP] ")),
         ("webshop", {"turn_style": "full"}, "agentsim-evol1", ("full", 2048, "")),
         ("faulttree", {}, "agentsim-sft", ("full", 2048, "")),
-        ("webshop", {"turn_style": "compact"}, "agentsim-oracle", ("compact", 2048, " [SEP] ")),
+        ("webshop", {"turn_style": "compact"}, "agentsim-choice", ("compact", 2048, " [SEP] ")),
         ("faulttree", {"turn_style": "compact", "budget_tokens": 3072}, "agentsim-compact", ("compact", 3072, "")),
     )
     for env, perception, expected, (style, budget, separator) in cases:
@@ -147,8 +147,8 @@ def test_auto_follows_the_turn_style_and_a_mismatch_is_warned(caplog):
     assert ADAPTER_TURN_STYLES[COMPACT_ADAPTER] == "compact" and COMPACT_ADAPTER in KNOWN_ADAPTERS
     for env in ("faulttree", None):
         assert adapter_for_env(AUTO, env, "compact") == COMPACT_ADAPTER
-    assert adapter_for_env(AUTO, "webshop", "compact") == "agentsim-oracle"  # trained on WebShop's compact turns
-    assert ADAPTER_TURN_STYLES["agentsim-oracle"] == "compact"
+    assert adapter_for_env(AUTO, "webshop", "compact") == "agentsim-choice"  # trained on WebShop's compact turns
+    assert ADAPTER_TURN_STYLES["agentsim-oracle"] == ADAPTER_TURN_STYLES["agentsim-choice"] == "compact"
     assert adapter_for_env("agentsim-sft", "webshop", "compact") == "agentsim-sft"  # an explicit choice is kept
     with caplog.at_level(logging.WARNING):
         assert not warn_turn_style_mismatch("agentsim-sft", "full") and not caplog.text
@@ -169,4 +169,4 @@ def test_the_run_worker_serves_the_compact_adapter_for_compact_turns():
         "out": "unused",
     }
     worker = EpisodeWorker(resolve(validate_config(RunConfig, raw)))
-    assert worker.adapter == "agentsim-oracle"
+    assert worker.adapter == "agentsim-choice"
