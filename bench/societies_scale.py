@@ -1,7 +1,7 @@
 """Scale of rule societies: diffusion (independent cascade) with 1k, 10k, 100k (and 1M) agents x 10 rounds.
 
 Sparse activation (only exposed agents decide; persona activity thins them further) plus
-vectorised rule brains (`societies.rules`): a round costs the frontier's edges, not n. Each size
+vectorised rule brains (`societies/scenarios/<name>/rule.py`): a round costs the frontier's edges, not n. Each size
 runs in its own process, so the peak RSS (`ru_maxrss`) is that run's alone. Two measurements per size:
 
 - `core`: env + rule on the fast path (`SocietyEnv.step_moves`), the simulation itself;

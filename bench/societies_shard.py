@@ -115,9 +115,8 @@ def one(n: int) -> dict[str, Any]:
     from societies.env import SocietyEnv
     from societies.graphs import from_networkx
     from societies.partition import edge_cut, metis_part, partition_graph
-    from societies.rules import DeGroot
     from societies.scenarios.diffusion import DiffusionScenario
-    from societies.scenarios.opinion import OpinionScenario
+    from societies.scenarios.opinion import DeGroot, OpinionScenario
     from societies.sharding import ShardEngine
 
     base = peak_rss_mb()

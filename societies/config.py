@@ -3,7 +3,9 @@ model with `extra="forbid"`, the only place defaults live; Hydra composes the ov
 
 Scenario parameters are nested (`opinion.threshold=0.2`, `diffusion.p=0.05`,
 `cooperation.strategies=[tit_for_tat,always_defect]`), so a key meant for another scenario is
-still validated. `build(cfg)` turns a config into the env and its rule brain.
+still validated. Each scenario's parameters model lives with it (`societies/scenarios/<name>/params.py`);
+the built-in ones are fields here, a new scenario's are validated by its registered model
+(`params_of`). `build(cfg)` turns a config into the env and its rule brain.
 """
 
 from __future__ import annotations
@@ -16,17 +18,17 @@ from agents.config import SEED_MAX, AgentConfig, BrainConfig, LogLevel, MemoryCo
 from societies.graphs import GraphSpec
 from societies.interviews import InterviewConfig
 from societies.personas import make_personas
+from societies.scenarios.cooperation.params import CooperationParams
+from societies.scenarios.diffusion.params import DiffusionParams
+from societies.scenarios.feed.params import FeedParams
+from societies.scenarios.opinion.params import OpinionParams
+from societies.scenarios.public_goods.params import PublicGoodsParams
+from societies.scenarios.town.params import TownParams
 
 if TYPE_CHECKING:
     from societies.env import SocietyEnv
     from societies.rules import Rule
 
-DEFAULT_STRATEGIES = [
-    "tit_for_tat", "always_cooperate", "always_defect", "grudger", "tit_for_two_tats", "pavlov", "random",
-]  # fmt: skip
-DEFAULT_PG_STRATEGIES = [
-    "conditional", "reputation_conditional", "conditional", "reputation_conditional", "free_rider",
-]  # fmt: skip
 RULE = "rule"  # brain name that means: every seat follows the scenario's rule (no Agent, no prompts)
 PERSONAS_MAX = 10_000  # above this, agents are named by id (100k pydantic personas cost more than the run)
 # Upper bounds, each with why (a run past them is refused at validation, before anything is allocated)
@@ -46,105 +48,6 @@ TOWN_WHY = (
     "3 GB at 10k residents) and renders every resident's day as text; use the feed or opinion scenarios for "
     "larger populations"
 )
-
-
-class OpinionParams(Strict):
-    model: Literal["deffuant", "degroot"] = "deffuant"
-    threshold: float = Field(default=0.2, gt=0, le=1)  # Deffuant's bounded-confidence threshold
-    mu: float = Field(default=0.5, gt=0, le=1)  # how far a compromise moves
-
-
-class DiffusionParams(Strict):
-    p: float = Field(default=0.25, ge=0, le=1)  # independent-cascade transmission probability per edge
-    seeds: int = Field(default=1, ge=1)  # agents that post at round 0
-
-
-class PublicGoodsParams(Strict):
-    """A linear public-goods game in groups (`societies/scenarios/public_goods.py`); defaults as Fehr & Gächter 2000."""
-
-    group_size: int = Field(default=4, ge=2)  # G, members per group
-    r: float = Field(default=1.6, gt=1)  # pot multiplier; 1 < r < G makes it a social dilemma
-    endowment: float = Field(default=20.0, gt=0)  # tokens each member gets per round
-    reputation: bool = False  # public image scores shown, and groups formed by them (assortative matching)
-    recency: float = Field(default=0.5, gt=0, le=1)  # weight of the latest round in the image and remembered means
-    strategies: list[str] = Field(default_factory=lambda: list(DEFAULT_PG_STRATEGIES))  # cycled over the agents
-    bias: float = Field(default=0.9, ge=0, le=1)  # conditional cooperators give bias x what they saw (self-serving < 1)
-    start: float = Field(default=0.6, ge=0, le=1)  # conditional cooperators' first-round share of the endowment
-    spread: float = Field(default=0.2, ge=0, le=1)  # ... drawn uniformly from start +- spread
-
-    @model_validator(mode="after")
-    def _dilemma(self) -> PublicGoodsParams:
-        if self.r >= self.group_size:
-            raise ValueError(
-                f"r must be below group_size for a social dilemma (r={self.r:g}, group_size={self.group_size})"
-            )
-        return self
-
-    @field_validator("strategies")
-    @classmethod
-    def _known(cls, v: list[str]) -> list[str]:
-        from societies.rules import PG_STRATEGIES
-
-        unknown = sorted(set(v) - set(PG_STRATEGIES))
-        if unknown or not v:
-            raise ValueError(f"unknown public goods strategies {unknown}; known: {', '.join(PG_STRATEGIES)}")
-        return v
-
-
-class CooperationParams(Strict):
-    match_length: int = Field(default=50, ge=1)  # moves per pair
-    strategies: list[str] = Field(default_factory=lambda: list(DEFAULT_STRATEGIES))  # cycled over the agents
-
-
-class FeedParams(Strict):
-    """The feed scenario (`societies.scenarios.feed`) and its rule (`societies.rules.FeedRule`)."""
-
-    recommender: str = "recency"  # recency|popularity|similarity|random, or an import path package.module:Name
-    feed_size: int = Field(default=10, ge=1, le=50)  # posts per feed (at most 50: a feed fits one observation)
-    window: int = Field(default=3, ge=1)  # rounds a post stays a candidate for feeds
-    p_repost: float = Field(default=0.02, ge=0, le=1)  # repost probability per exposure (a post in the feed)
-    p_like: float = Field(default=0.05, ge=0, le=1)  # like probability per exposure
-    p_follow: float = Field(default=0.2, ge=0, le=1)  # follow the author of the last liked post
-    p_post: float = Field(default=0.02, ge=0, le=1)  # write a post on one's interest
-    off_topic: float = Field(default=0.25, ge=0, le=1)  # repost/like factor for posts off one's interest (0 = never)
-    topics: int = Field(default=5, ge=1, le=64)  # interest groups
-    seeds: int = Field(default=10, ge=0)  # original posts at round 0
-    embedder: Literal["topics", "hashing", "minilm"] = "topics"  # what embeds post[<text>] (topics: no text model)
-
-    @field_validator("recommender")
-    @classmethod
-    def _loadable(cls, v: str) -> str:
-        from societies.recommenders import load_recommender
-
-        load_recommender(v)  # a bad name or import path is a config error, before anything runs
-        return v
-
-
-class TownParams(Strict):
-    """The small-town day (`societies/scenarios/town.py`) and its rule (`societies.rules.TownRoutine`)."""
-
-    start_hour: int = Field(default=7, ge=0, le=23)  # the day's first round
-    end_hour: int = Field(default=23, ge=1, le=24)  # the day ends (the scenario terminates) at this hour
-    step_minutes: Literal[15, 20, 30, 60] = 60  # clock time per round
-    news: str = "{host} is hosting a Valentine's Day party at the {place} at {time}."  # {host} {place} {time} filled
-    news_keywords: list[str] = Field(default_factory=lambda: ["party"])  # an utterance with one of these informs
-    informed: int = Field(default=1, ge=0)  # agents 0..k-1 know the news at the start (agent 0 is the host)
-    party_location: str = "cafe"
-    party_hour: float = Field(default=17.0, ge=0, lt=24)
-    party_hours: float = Field(default=2.0, gt=0)  # how long the party lasts (attendance is counted over it)
-    max_conversation_turns: int = Field(default=3, ge=1)  # rounds a conversation can last
-    max_say_chars: int = Field(default=200, ge=10, le=900)  # longest say[...]
-    talk_cooldown: int = Field(default=3, ge=0)  # rule agents: rounds before talking with the same person again
-
-    @model_validator(mode="after")
-    def _day(self) -> TownParams:
-        if self.end_hour <= self.start_hour:
-            raise ValueError(f"end_hour ({self.end_hour}) must be after start_hour ({self.start_hour})")
-        if not self.start_hour <= self.party_hour < self.end_hour:
-            raise ValueError(
-                f"party_hour ({self.party_hour:g}) must fall within the day ({self.start_hour}-{self.end_hour})"
-            )
-        return self
 
 
 class SocietyRunConfig(Strict):

@@ -435,9 +435,8 @@ class ShardedResult:
 
 def shard_model(env: SocietyEnv, rule: Rule) -> ShardModel:
     """The sharded dynamics that reproduce (env, rule) exactly, or a ValueError saying why there are none."""
-    from societies.rules import Deffuant, DeGroot, IndependentCascade
-    from societies.scenarios.diffusion import DiffusionScenario
-    from societies.scenarios.opinion import OpinionScenario
+    from societies.scenarios.diffusion import DiffusionScenario, IndependentCascade
+    from societies.scenarios.opinion import Deffuant, DeGroot, OpinionScenario
 
     sc = env.scenario
     if np.any(sc.activity < 1.0):

@@ -11,9 +11,10 @@ from pettingzoo.test import parallel_api_test, parallel_seed_test
 from envs.contract import MAX_ACTION_CHARS
 from societies.env import WAIT, Moves, SocietyEnv
 from societies.graphs import complete_graph, gnm
-from societies.rules import Deffuant, DeGroot, IndependentCascade, IPDStrategies, text_actions
-from societies.scenarios.diffusion import DiffusionScenario
-from societies.scenarios.opinion import COMPROMISE, OpinionScenario
+from societies.rules import text_actions
+from societies.scenarios.cooperation import IPDStrategies
+from societies.scenarios.diffusion import DiffusionScenario, IndependentCascade
+from societies.scenarios.opinion import COMPROMISE, Deffuant, DeGroot, OpinionScenario
 from tests.societies.conftest import MAKERS, cooperation_env, diffusion_env, opinion_env
 
 

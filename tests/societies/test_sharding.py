@@ -25,10 +25,10 @@ from societies.graphs import complete_graph, from_networkx, gnm
 from societies.keyed import IC_STREAM, PAIRING_STREAM, keyed_uniform, stream_key
 from societies.metrics import n_clusters
 from societies.partition import partition_graph
-from societies.rules import Deffuant, DeGroot, IndependentCascade, Rule, play_round
+from societies.rules import Rule, play_round
 from societies.run import run_society
-from societies.scenarios.diffusion import DiffusionScenario
-from societies.scenarios.opinion import OpinionScenario
+from societies.scenarios.diffusion import DiffusionScenario, IndependentCascade
+from societies.scenarios.opinion import Deffuant, DeGroot, OpinionScenario
 from societies.sharding import ShardedResult, ShardEngine, run_sharded, shard_model
 from tests.societies.test_known_results import networkx_cascade
 

@@ -19,9 +19,9 @@ from envs.contract import MAX_ACTION_CHARS
 from societies.config import SocietyRunConfig, build
 from societies.env import SocietyEnv
 from societies.personas import Persona
-from societies.rules import TownRoutine, play_round, text_actions
+from societies.rules import play_round, text_actions
 from societies.run import SocietyRun, run_society
-from societies.scenarios.town import PLACES, RoutineStep, TownScenario, TownTraits, town_personas
+from societies.scenarios.town import PLACES, RoutineStep, TownRoutine, TownScenario, TownTraits, town_personas
 
 QUESTION_PARTY = "Do you know about a party today?"
 

@@ -4,7 +4,7 @@ An active agent may `keep` its opinion, `compromise` (move `mu` of the way to it
 opinion, Deffuant's update) or state any opinion with `opinion[<x>]` (how DeGroot agents and LLM
 agents answer). Updates within a round use the opinions at the round's start (synchronous).
 The rules that make this Deffuant bounded confidence or DeGroot averaging are in
-`societies.rules`; the env only carries out the moves. Partners are one uniformly random
+`rule.py`; the env only carries out the moves. Partners are one uniformly random
 neighbour per agent per round (on a complete graph: anyone else), a vectorised variant of
 Deffuant's random pair picking; each agent updates only itself, so both sides of a
 meeting compromise only if both choose to. With `pairing_key` the partner pick is a keyed hash
@@ -15,24 +15,15 @@ of (key, round, agent) (`societies.keyed`) instead of the env's generator, so a 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from envs.contract import excerpt
-from societies.config import OpinionParams
 from societies.env import Moves, Scenario, agent_id
-from societies.graphs import SocialGraph, build_graph
-from societies.keyed import PAIRING_STREAM, keyed_uniform, stream_key
+from societies.graphs import SocialGraph
+from societies.keyed import keyed_uniform
 from societies.metrics import cluster_labels, neighbor_assortativity, partition_modularity, polarization
 from societies.personas import Persona
-from societies.scenarios import register_scenario
-
-if TYPE_CHECKING:
-    from societies.config import SocietyRunConfig
-    from societies.env import SocietyEnv
-    from societies.rules import Rule
-
 
 KEEP, COMPROMISE, STATE = 1, 2, 3
 TEMPLATE = "opinion[...]"
@@ -164,22 +155,3 @@ class OpinionScenario(Scenario):
 
     def node_state(self) -> np.ndarray:
         return self.x.copy()
-
-
-@register_scenario("opinion", params=OpinionParams, shardable=True)
-def build_opinion(cfg: SocietyRunConfig, o: OpinionParams, personas: list[Persona] | None) -> tuple[SocietyEnv, Rule]:
-    """Opinion dynamics on the configured graph (complete by default), Deffuant or DeGroot updates."""
-    from societies.env import SocietyEnv
-    from societies.rules import Deffuant, DeGroot
-
-    graph = build_graph(cfg.graph, cfg.agents, cfg.seed, default="complete")
-    rule = Deffuant(o.threshold) if o.model == "deffuant" else DeGroot()
-    op = OpinionScenario(
-        graph,
-        mu=o.mu,
-        personas=personas if personas and len(personas) == graph.n else None,
-        pairing_key=stream_key(cfg.seed, PAIRING_STREAM) if cfg.keyed_randomness else None,
-    )
-    if op.personas is None and cfg.activity < 1:
-        op.activity = np.full(op.n, cfg.activity)
-    return SocietyEnv(op, cfg.rounds), rule

@@ -13,8 +13,8 @@ import pytest
 from societies.env import SocietyEnv
 from societies.graphs import complete_graph, from_networkx
 from societies.metrics import cluster_labels, clusters, neighbor_assortativity, partition_modularity
-from societies.rules import Deffuant, play_round
-from societies.scenarios.opinion import OpinionScenario
+from societies.rules import play_round
+from societies.scenarios.opinion import Deffuant, OpinionScenario
 
 GRAPHS = {
     "watts_strogatz": nx.connected_watts_strogatz_graph(80, 6, 0.1, seed=2),

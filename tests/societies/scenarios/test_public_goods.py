@@ -23,15 +23,23 @@ from pettingzoo.test import parallel_api_test, parallel_seed_test
 from agents.config import ConfigError, validate_config
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from envs.contract import check_text_env
-from societies.config import DEFAULT_PG_STRATEGIES, SocietyRunConfig
+from societies.config import SocietyRunConfig
 from societies.env import Moves, SocietyEnv
-from societies.rules import PublicGoodsStrategies, play_round, text_actions
+from societies.rules import play_round, text_actions
 from societies.run import run_society
-from societies.scenarios.public_goods import ALL, CONTRIBUTE, HALF, NONE, PublicGoodsScenario
+from societies.scenarios.public_goods import (
+    ALL,
+    CONTRIBUTE,
+    DEFAULT_PG_STRATEGIES,
+    HALF,
+    NONE,
+    PublicGoodsScenario,
+    PublicGoodsStrategies,
+)
 
 SEAT_ID = "societies-test/PublicGoodsSeat-v0"
 if SEAT_ID not in gym.registry:
-    gym.register(id=SEAT_ID, entry_point="societies.adapter:SocietyAgentEnv", max_episode_steps=200)
+    gym.register(id=SEAT_ID, entry_point="societies.gym_conversions:SocietyAgentEnv", max_episode_steps=200)
 
 
 def pg_env(n: int = 12, rounds: int = 8, reputation: bool = False, labels: list[str] | None = None) -> SocietyEnv:

@@ -1,11 +1,11 @@
-"""Adapters between the single-agent text envs and the Parallel API, both ways.
+"""Conversions between single-agent Gymnasium text envs and the PettingZoo Parallel API, both ways.
 
 - `GymParallelEnv`: any Gymnasium text env (WebShop, FaultTree, ...) as a one-agent Parallel
   env, so multi-agent tooling runs the existing envs unchanged.
 - `SocietyAgentEnv`: one agent's seat in a society as a Gymnasium text env that keeps the
   single-agent contract (`envs/contract.py`), the other agents played by rule brains. The
   existing `Agent`, episode loop and `agents.run` drive it unchanged, e.g.
-  `python -m agents.run env=gym env.id=societies/seat-v0 env.entry_point=societies.adapter:SocietyAgentEnv
+  `python -m agents.run env=gym env.id=societies/seat-v0 env.entry_point=societies.gym_conversions:SocietyAgentEnv
   env.kwargs.scenario=cooperation brain=scripted` (`expert_action` is the society's rule for the seat). Rounds in which the seat is not active are played by the
   others without asking it (sparse activation), and a bad action does not advance the round,
   so the contract's "state unchanged" holds for the seat.

@@ -17,10 +17,10 @@ from scipy import stats
 from societies.env import SocietyEnv
 from societies.graphs import complete_graph, from_networkx
 from societies.metrics import n_clusters
-from societies.rules import Deffuant, DeGroot, IndependentCascade, IPDStrategies, degroot_limit, play_round
-from societies.scenarios.cooperation import CooperationScenario
-from societies.scenarios.diffusion import DiffusionScenario
-from societies.scenarios.opinion import OpinionScenario
+from societies.rules import play_round
+from societies.scenarios.cooperation import CooperationScenario, IPDStrategies
+from societies.scenarios.diffusion import DiffusionScenario, IndependentCascade
+from societies.scenarios.opinion import Deffuant, DeGroot, OpinionScenario, degroot_limit
 
 
 def run_to_end(env: SocietyEnv, rule, seed: int) -> None:

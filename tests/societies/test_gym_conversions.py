@@ -1,4 +1,4 @@
-"""Adapters: a single-agent env as a Parallel env, and a society seat as a contract-keeping Gymnasium env."""
+"""Gym conversions: a single-agent env as a Parallel env, and a society seat as a contract-keeping Gymnasium env."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from agents.brains.scripted import ScriptedBrain
 from agents.core.agent import Agent
 from agents.core.loop import run_episode
 from envs.contract import check_text_env
-from societies.adapter import GymParallelEnv
+from societies.gym_conversions import GymParallelEnv
 from tests.toy_env import ENV_ID
 
 SEAT_ID = "societies-test/Seat-v0"
 if SEAT_ID not in gym.registry:
-    gym.register(id=SEAT_ID, entry_point="societies.adapter:SocietyAgentEnv", max_episode_steps=200)
+    gym.register(id=SEAT_ID, entry_point="societies.gym_conversions:SocietyAgentEnv", max_episode_steps=200)
 
 
 def test_a_single_agent_env_runs_as_a_parallel_env() -> None:

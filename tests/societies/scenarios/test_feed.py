@@ -22,13 +22,23 @@ from societies.config import SocietyRunConfig, build
 from societies.env import OBS_CHARS, WAIT, Moves, SocietyEnv, agent_id
 from societies.graphs import SocialGraph, from_edges, from_networkx, gnm
 from societies.metrics import partition_modularity
-from societies.recommenders import RECOMMENDERS, load_recommender, top_k_per_row
-from societies.rules import FeedRule, play_round, text_actions
+from societies.rules import play_round, text_actions
 from societies.run import run_society
-from societies.scenarios.feed import FOLLOW, LIKE, POST, POST_CHARS, REPOST, FeedScenario
+from societies.scenarios.feed import (
+    FOLLOW,
+    LIKE,
+    POST,
+    POST_CHARS,
+    RECOMMENDERS,
+    REPOST,
+    FeedRule,
+    FeedScenario,
+    load_recommender,
+)
+from societies.scenarios.feed.ranking import top_k_per_row
 
 BUSY = FeedRule(p_repost=0.1, p_like=0.2, p_follow=0.5, p_post=0.2, off_topic=0.5)  # every kind of move happens
-PLUGINS = "tests.societies.feed_plugins"
+PLUGINS = "tests.societies.scenarios.feed_plugins"
 
 
 def feed_env(n: int = 30, recommender: str = "recency", rounds: int = 8, seeds: int = 6, **kw) -> SocietyEnv:
@@ -396,7 +406,7 @@ def test_partition_modularity_matches_networkx(directed: bool) -> None:
 def test_a_feed_seat_keeps_the_single_agent_contract() -> None:
     """One agent's seat (the rest played by the feed rule) passes the single-agent env checker."""
     from envs.contract import check_text_env
-    from societies.adapter import SocietyAgentEnv
+    from societies.gym_conversions import SocietyAgentEnv
 
     check_text_env(SocietyAgentEnv(scenario="feed", agents=30, rounds=8, agent=3, feed={"recommender": "similarity"}))
 

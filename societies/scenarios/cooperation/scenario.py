@@ -10,20 +10,10 @@ run terminates when every pair has played; totals rank the agents as Axelrod's t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from societies.config import CooperationParams
 from societies.env import WAIT, Moves, Scenario, agent_id
 from societies.personas import Persona
-from societies.scenarios import register_scenario
-
-if TYPE_CHECKING:
-    from societies.config import SocietyRunConfig
-    from societies.env import SocietyEnv
-    from societies.rules import Rule
-
 
 COOPERATE, DEFECT = 1, 2
 T, R, P, S = 5.0, 3.0, 1.0, 0.0
@@ -171,19 +161,3 @@ class CooperationScenario(Scenario):
     def agent_outcome(self, i: int) -> tuple[float, bool]:
         mean = float(self.mean_payoff()[i])
         return mean, mean >= R
-
-
-@register_scenario("cooperation", params=CooperationParams)
-def build_cooperation(
-    cfg: SocietyRunConfig, c: CooperationParams, personas: list[Persona] | None
-) -> tuple[SocietyEnv, Rule]:
-    """The iterated prisoner's dilemma, strategies cycled over the agents (kept in the personas' traits)."""
-    from societies.env import SocietyEnv
-    from societies.rules import IPDStrategies
-
-    n = cfg.agents
-    strategies = [c.strategies[i % len(c.strategies)] for i in range(n)]
-    if personas is not None:
-        personas = [p.model_copy(update={"traits": {"strategy": s}}) for p, s in zip(personas, strategies)]
-    sc = CooperationScenario(n, match_length=c.match_length, personas=personas)
-    return SocietyEnv(sc, cfg.rounds), IPDStrategies(strategies)

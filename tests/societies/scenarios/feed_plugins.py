@@ -1,10 +1,10 @@
-"""Custom feed recommenders for the tests, loaded by import path (`feed.recommender=tests.societies.feed_plugins:Latest`)."""
+"""Custom feed recommenders for the tests, loaded by import path (`feed.recommender=tests.societies.scenarios.feed_plugins:Latest`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from societies.recommenders import empty_feed
+from societies.scenarios.feed.ranking import empty_feed
 
 
 class Latest:

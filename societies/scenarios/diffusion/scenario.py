@@ -6,31 +6,20 @@ neighbours who have not shared yet; an exposed agent sees who shared and answers
 edges, not n), and with persona activity < 1 an exposed agent is online only with that chance
 (an offline agent misses that exposure). The run terminates when no one is exposed.
 
-With the independent-cascade rule (`societies.rules.IndependentCascade`: share with probability
+With the independent-cascade rule (`rule.py`, `IndependentCascade`: share with probability
 1 - (1 - p)^k after k exposures) this is the independent cascade model: each newly active
 node gets one chance to activate each inactive neighbour with probability p
-(tests/societies/test_known_results.py checks it against a direct networkx simulation).
+(tests/societies/scenarios/test_known_results.py checks it against a direct networkx simulation).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from societies.config import DiffusionParams
 from societies.env import WAIT, Moves, Scenario, agent_id
-from societies.graphs import SocialGraph, build_graph
-from societies.keyed import IC_STREAM, stream_key
+from societies.graphs import SocialGraph
 from societies.metrics import cascade_stats
 from societies.personas import Persona
-from societies.scenarios import register_scenario
-
-if TYPE_CHECKING:
-    from societies.config import SocietyRunConfig
-    from societies.env import SocietyEnv
-    from societies.rules import Rule
-
 
 SHARE, IGNORE = 1, 2
 POST = "The old river bridge closes for repairs next month; the ferry runs every 20 minutes instead."
@@ -152,22 +141,3 @@ class DiffusionScenario(Scenario):
 
     def agent_outcome(self, i: int) -> tuple[float, bool]:
         return float(self.adopted[i]), bool(self.adopted[i] and self.generation[i] > 0)
-
-
-@register_scenario("diffusion", params=DiffusionParams, shardable=True)
-def build_diffusion(
-    cfg: SocietyRunConfig, d: DiffusionParams, personas: list[Persona] | None
-) -> tuple[SocietyEnv, Rule]:
-    """An independent cascade on the configured graph (Erdos-Renyi by default)."""
-    from societies.env import SocietyEnv
-    from societies.rules import IndependentCascade
-
-    graph = build_graph(cfg.graph, cfg.agents, cfg.seed, default="erdos_renyi")
-    di = DiffusionScenario(
-        graph,
-        n_seeds=d.seeds,
-        personas=personas if personas and len(personas) == graph.n else None,
-        activity=cfg.activity,
-    )
-    ic_key = stream_key(cfg.seed, IC_STREAM) if cfg.keyed_randomness else None
-    return SocietyEnv(di, cfg.rounds), IndependentCascade(d.p, key=ic_key)

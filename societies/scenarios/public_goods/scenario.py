@@ -34,21 +34,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from envs.contract import excerpt
-from societies.config import PublicGoodsParams
 from societies.env import Moves, Scenario, agent_id
 from societies.personas import Persona
-from societies.scenarios import register_scenario
-
-if TYPE_CHECKING:
-    from societies.config import SocietyRunConfig
-    from societies.env import SocietyEnv
-    from societies.rules import Rule
-
 
 NONE, HALF, ALL, CONTRIBUTE = 1, 2, 3, 4
 TEMPLATE = "contribute[...]"
@@ -305,30 +296,3 @@ def _corr(a: np.ndarray, b: np.ndarray) -> float:
     if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
     return float(np.corrcoef(a, b)[0, 1])
-
-
-@register_scenario("public_goods", params=PublicGoodsParams)
-def build_public_goods(
-    cfg: SocietyRunConfig, params: PublicGoodsParams, personas: list[Persona] | None
-) -> tuple[SocietyEnv, Rule]:
-    """Public goods: strategies cycled over the agents, kept in the personas' traits and the metrics' labels."""
-    from societies.env import SocietyEnv
-    from societies.rules import PublicGoodsStrategies
-
-    p, n = params, cfg.agents
-    strategies = [p.strategies[i % len(p.strategies)] for i in range(n)]
-    if personas is not None:
-        personas = [q.model_copy(update={"traits": {**q.traits, "strategy": s}}) for q, s in zip(personas, strategies)]
-    sc = PublicGoodsScenario(
-        n,
-        group_size=p.group_size,
-        r=p.r,
-        endowment=p.endowment,
-        reputation=p.reputation,
-        recency=p.recency,
-        personas=personas,
-        labels=strategies,
-    )
-    if personas is None and cfg.activity < 1:
-        sc.activity = np.full(n, cfg.activity)
-    return SocietyEnv(sc, cfg.rounds), PublicGoodsStrategies(strategies, bias=p.bias, start=p.start, spread=p.spread)
