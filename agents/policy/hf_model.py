@@ -57,7 +57,7 @@ def inference_tokenizer(model: str = "gemma3-270m") -> Llama:
     """llama.cpp's tokenizer for the embedded model (vocabulary only, no weights in memory)."""
     from llama_cpp import Llama
 
-    from agents.brains.llama_adapter import route_native_logs
+    from agents.brains.llama.runtime import route_native_logs
 
     route_native_logs()
     return Llama(str(model_path(model)), vocab_only=True, verbose=False)
