@@ -27,8 +27,9 @@ from agents.collect.sink import Sink
 from agents.collect.worker import EpisodeWorker
 from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
 from agents.trajectories.schema import EpisodeRecord
-from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
+from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from agents.trajectories.summary import RunSummary, summarize
+from envs.util import atomic_write_text
 
 log = logging.getLogger(__name__)
 SUMMARY = "summary.json"

@@ -16,7 +16,7 @@ from typing import Any
 from agents.collect.worker import env_name_of, episode_id
 from agents.config import ConfigError, RunConfig
 from agents.core.factory import config_hash
-from agents.trajectories.store import atomic_write_text
+from envs.util import atomic_write_text
 
 MANIFEST = "collect.json"
 # how the run executes, not what it produces: free to change between a run and its resume

@@ -18,8 +18,8 @@ from agents.config import ConfigError, RunConfig
 from agents.core.factory import build_agent, build_brain, build_memory, config_hash, make_env
 from agents.core.loop import arun_episode
 from agents.trajectories.schema import EpisodeRecord
-from agents.trajectories.store import atomic_write_text
 from envs.capabilities import AsyncClosable, ServesEnvs
+from envs.util import atomic_write_text
 
 MEMORY_STATE = "memory_state.json"
 
