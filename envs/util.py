@@ -59,7 +59,7 @@ def to_jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def publish_file(path: Path, write: Callable[[Path], None]) -> Path:
+def publish_file(path: Path, write: Callable[[Path], object]) -> Path:
     """Make `path` by `write(tmp)` on a private file beside it, fsynced and renamed into place (the folder fsynced
     too): a reader, a concurrent writer or a machine that lost power sees the old file or the new one, never half of
     either. The file gets the mode a plainly created one would; on any failure the partial file is removed."""
