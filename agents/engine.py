@@ -29,9 +29,10 @@ from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
 from agents.core.factory import make_env
 from agents.resolve import ResolvedRun, resolve
 from agents.trajectories.schema import EpisodeRecord
-from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
+from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from agents.trajectories.summary import RunSummary, summarize
 from envs.capabilities import HasTasks
+from envs.util import atomic_write_text
 
 log = logging.getLogger(__name__)
 SUMMARY = "summary.json"

@@ -63,12 +63,12 @@ def measure(brain: LocalBrain, steps: list, label: str) -> dict:
     for n, (messages, cands, _) in enumerate(track(steps, description=label)):
         head, _ = scoring_texts(brain.prompt_text(messages), CHOOSE_PREFIX, "")
         t0 = time.perf_counter()
-        brain._eval_context(brain.tokenize(head))  # the prompt as the episode extends it; both rankings reuse it
+        brain.scorer.eval_context(brain.tokenize(head))  # the prompt as the episode extends it; both rankings reuse it
         prompt_s.append(time.perf_counter() - t0)
         picks = {}
         for share in (n % 2 == 0, n % 2 == 1):  # alternate which goes first
             brain.share_prefixes = share
-            brain._rankings.clear()
+            brain.ranker.rankings.clear()
             before, t0 = rt.candidate_tokens_decoded, time.perf_counter()
             out = brain.choose(messages, cands, prefix=CHOOSE_PREFIX)
             (tree_s if share else alone_s).append(time.perf_counter() - t0)

@@ -41,9 +41,9 @@ def step_through(brain: LocalBrain, messages: list[dict], cands: list[str]) -> t
     """(prompt evaluation s, ranking s, candidate logprobs, pick) for one recorded step."""
     head, _ = scoring_texts(brain.prompt_text(messages), CHOOSE_PREFIX, "")
     t0 = time.perf_counter()
-    brain._eval_context(brain.tokenize(head))  # the prompt as the episode extends it
+    brain.scorer.eval_context(brain.tokenize(head))  # the prompt as the episode extends it
     t1 = time.perf_counter()
-    brain._rankings.clear()
+    brain.ranker.rankings.clear()
     out = brain.choose(messages, cands, prefix=CHOOSE_PREFIX)
     t2 = time.perf_counter()
     return t1 - t0, t2 - t1, np.array([c.logprob for c in out.candidates]), out.text

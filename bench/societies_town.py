@@ -269,7 +269,7 @@ def main() -> None:
         runs["scripted"] = day(base / "scripted", args.agents, {"name": "scripted"}, args.reflect_every, True)
         if not args.skip_llm:
             # kv_slots=0, as measured: with prompts kept in KV slots, a reflection's generation overflowed the shared
-            # KV cache ("llama_decode returned 1"); generation now evicts slots first (LocalBrain._make_room)
+            # KV cache ("llama_decode returned 1"); generation now evicts slots first (agents/brains/llama/slots.py, make_room)
             brain = {"name": "local", "n_ctx": 4096, "temperature": 0.0, "kv_slots": 0}
             runs["local"] = day(base / "local", args.agents, brain, args.reflect_every, True, args.max_concurrency)
             if 0 < args.mixed_seats < args.agents:  # LLM seats among rule agents, who start conversations with them

@@ -23,7 +23,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from agents.brains.chat_templates import gemma  # noqa: E402
-from agents.brains.kv_slots import common_prefix  # noqa: E402
+from agents.brains.llama.slot_table import common_prefix  # noqa: E402
 from agents.brains.scripted import ScriptedBrain  # noqa: E402
 from agents.config import EnvConfig  # noqa: E402
 from agents.core import run_episode  # noqa: E402

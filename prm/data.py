@@ -23,6 +23,8 @@ from pathlib import Path
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
+from envs.util import atomic_write_text
+
 _SPACE = re.compile(r"\s+")
 _REPEATED_SEP = re.compile(r"(?:\[SEP\]\s*){2,}")
 _ARGUMENT = re.compile(r"\[(.+)\]\s*$")  # `verb[argument]` -> `argument`
@@ -159,9 +161,7 @@ class StepTokenizer:
     def save_cache(self, path: Path) -> None:
         """Write the token cache to `path` atomically (a training run reuses it on resume)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.cache))
-        tmp.replace(path)
+        atomic_write_text(path, json.dumps(self.cache))
 
     def load_cache(self, path: Path) -> None:
         """Merge a cache written by `save_cache`, if the file exists."""

@@ -24,7 +24,7 @@ from agents.core.agent import Agent
 from agents.core.loop import episode_summary, step_record
 from agents.trajectories.schema import EpisodeRecord, StepRecord
 from envs.contract import EnvSnapshot, restore_env, snapshot_env
-from envs.server.protocol import to_jsonable
+from envs.util import to_jsonable
 from prm.episodes import BRANCH_OUTPUTS, Compactor, env_compactor, unchanged
 
 

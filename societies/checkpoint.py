@@ -17,7 +17,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from agents.trajectories.store import atomic_write_bytes
+from envs.util import atomic_write_bytes, partial_files
 
 CHECKPOINT = "checkpoint.pkl"
 VERSION = 1
@@ -42,4 +42,5 @@ def load_checkpoint(out: Path) -> dict[str, Any] | None:
 
 def clear_checkpoint(out: Path) -> None:
     (out / CHECKPOINT).unlink(missing_ok=True)
-    (out / (CHECKPOINT + ".tmp")).unlink(missing_ok=True)
+    for leftover in partial_files(out / CHECKPOINT):
+        leftover.unlink(missing_ok=True)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.trajectories.store import atomic_write_text
+from envs.util import atomic_write_text
 
 
 def polarization(x: np.ndarray) -> float:

@@ -48,7 +48,8 @@ from agents.config import ConfigError, validate_config
 from agents.core.loop import decision_fields as core_decision_fields
 from agents.core.loop import episode_summary
 from agents.trajectories.schema import EpisodeRecord, StepRecord
-from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
+from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
+from envs.util import atomic_write_text
 from societies.budget import check_memory, human
 from societies.cache import CACHE_FILE, CallCache
 from societies.checkpoint import clear_checkpoint, load_checkpoint, save_checkpoint

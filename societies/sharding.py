@@ -684,7 +684,7 @@ def run_sharded_society(cfg: SocietyRunConfig) -> dict[str, Any]:
     are better summarised than logged."""
     import json
 
-    from agents.trajectories.store import atomic_write_text
+    from envs.util import atomic_write_text
     from societies.config import build
 
     check_shardable(cfg)

@@ -51,7 +51,7 @@ def rescore(brain: LocalBrain, ids: list[int], start: int) -> list[float]:
         out.append(float(logits[ids[i]] - m - np.log(np.exp(logits - m).sum())))
         if i + 1 < len(ids):
             llm.eval([ids[i]])
-    brain._last_logits = None  # the cache moved under the brain
+    brain.scorer.last_logits = None  # the cache moved under the brain
     return out
 
 

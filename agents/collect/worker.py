@@ -19,8 +19,8 @@ from agents.core.factory import build_agent, build_brain, build_memory, make_env
 from agents.core.loop import arun_episode
 from agents.resolve import ResolvedRun
 from agents.trajectories.schema import EpisodeRecord
-from agents.trajectories.store import atomic_write_text
 from envs.capabilities import AsyncClosable, HasTasks, ServesEnvs
+from envs.util import atomic_write_text
 
 MEMORY_STATE = "memory_state.json"
 

@@ -19,7 +19,7 @@ from agents.core.agent import Agent, Decision
 from agents.trajectories.schema import CandidateRecord, EpisodeRecord, EpisodeStats, Outcome, StepRecord
 from envs.capabilities import AsyncEnv, steps_block
 from envs.contract import hit_time_limit
-from envs.server.protocol import to_jsonable
+from envs.util import to_jsonable
 
 log = logging.getLogger(__name__)
 

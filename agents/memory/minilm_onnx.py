@@ -14,8 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.memory.minilm_files import cache_root
+from envs.util import atomic_write_text, publish_file
 
 log = logging.getLogger(__name__)
 
@@ -36,21 +35,6 @@ def onnx_dir() -> Path:
     d = cache_root() / "onnx"
     d.mkdir(parents=True, exist_ok=True)
     return d
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    _publish(tmp, path)
-
-
-def _publish(tmp: str, path: Path) -> None:
-    """Rename a finished temp file into place, readable like a normally created file (mkstemp makes 0600)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o644 & ~umask)
-    os.replace(tmp, path)
 
 
 def weights_digest(model_dir: Path) -> str:
@@ -70,7 +54,7 @@ def weights_digest(model_dir: Path) -> str:
             while chunk := fh.read(1 << 20):
                 h.update(chunk)
     digest = h.hexdigest()
-    _write_atomic(marker, json.dumps({"files": seen, "sha256": digest}))
+    atomic_write_text(marker, json.dumps({"files": seen, "sha256": digest}))
     return digest
 
 
@@ -88,15 +72,8 @@ def cached_export(path: Path, write: Callable[[Path], None], what: str) -> Path:
     crashed or concurrent export never leaves a half-written model where a reader would load it)."""
     if path.is_file():
         return path
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".onnx")
-    os.close(fd)
-    try:
-        log.info("exporting %s to ONNX at %s (once per weights)", what, path)
-        write(Path(tmp))
-        _publish(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return path
+    log.info("exporting %s to ONNX at %s (once per weights)", what, path)
+    return publish_file(path, write)
 
 
 def export(model_dir: Path, dest: Path) -> None:

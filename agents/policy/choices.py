@@ -18,7 +18,8 @@ from typing import Any
 
 import torch
 
-from agents.brains.local import common_prefix, scoring_texts
+from agents.brains.llama.ranking import scoring_texts
+from agents.brains.llama.slot_table import common_prefix
 from envs.contract import SLOT
 
 

@@ -31,7 +31,6 @@ import json
 import logging
 import math
 import mmap
-import os
 import re
 import struct
 import sys
@@ -40,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from envs.util import publish_file
 
 log = logging.getLogger(__name__)
 
@@ -315,8 +316,8 @@ def convert_peft_to_gguf(peft_dir: str | Path, out_path: str | Path, *, model: s
         raise AdapterConversionError(f"{peft_dir / 'adapter_model.safetensors'} holds no LoRA tensors")
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".partial")
-    try:
+
+    def write(tmp: Path) -> None:
         w = gguf.GGUFWriter(tmp, base.arch)
         w.add_type(gguf.GGUFType.ADAPTER)
         w.add_string(gguf.Keys.Adapter.TYPE, "lora")
@@ -328,9 +329,8 @@ def convert_peft_to_gguf(peft_dir: str | Path, out_path: str | Path, *, model: s
         w.write_kv_data_to_file()
         w.write_tensors_to_file()
         w.close()
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    publish_file(out, write)
     log.info("wrote %s: %d LoRA pairs for %s (alpha %g)", out, len(writer_tensors) // 2, model, alpha)
     return out
 

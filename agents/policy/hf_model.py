@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.brains.model_files import cache_dir, model_path
+from envs.util import publish_file
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -46,8 +47,7 @@ def load_hf_model(model: str = "gemma3-270m") -> Any:
     target.mkdir(parents=True, exist_ok=True)
     plain = hf.config.to_dict()
     plain.pop("quantization_config", None)  # the copy is plain float32, not a GGUF view
-    save_model(hf, str(weights.with_suffix(".partial")))
-    weights.with_suffix(".partial").replace(weights)
+    publish_file(weights, lambda tmp: save_model(hf, str(tmp)))
     type(hf.config).from_dict(plain).to_json_file(str(config_file))
     return hf
 
@@ -57,7 +57,7 @@ def inference_tokenizer(model: str = "gemma3-270m") -> Llama:
     """llama.cpp's tokenizer for the embedded model (vocabulary only, no weights in memory)."""
     from llama_cpp import Llama
 
-    from agents.brains.llama_adapter import route_native_logs
+    from agents.brains.llama.runtime import route_native_logs
 
     route_native_logs()
     return Llama(str(model_path(model)), vocab_only=True, verbose=False)

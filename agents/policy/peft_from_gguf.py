@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -21,6 +19,7 @@ import numpy as np
 
 from agents.policy.config import LORA_TARGETS
 from agents.policy.gguf_adapter import QK_PERMUTED_ARCHS, AdapterConversionError, _gguf_name, read_base_info
+from agents.policy.training import write_folder
 
 log = logging.getLogger(__name__)
 
@@ -97,13 +96,13 @@ def convert_gguf_to_peft(gguf_path: str | Path, out_dir: str | Path, *, model: s
         "layers_to_transform": sorted(layers),
         "inference_mode": False,
     }
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    (tmp / "adapter_config.json").write_text(json.dumps(config, indent=2))
-    save_file(weights, str(tmp / "adapter_model.safetensors"))
-    shutil.rmtree(out, ignore_errors=True)
-    os.replace(tmp, out)
+
+    def write(tmp: Path) -> None:
+        tmp.mkdir(parents=True)
+        (tmp / "adapter_config.json").write_text(json.dumps(config, indent=2))
+        save_file(weights, str(tmp / "adapter_model.safetensors"))
+
+    write_folder(out, write)
     log.info("wrote %s: %d LoRA pairs (r=%d, alpha %g, layers %s)", out, len(weights) // 2, rank, alpha, sorted(layers))
     return out
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.brains.chat_templates import TEMPLATES
-from agents.brains.local import common_prefix, scoring_texts
+from agents.brains.llama.ranking import scoring_texts
+from agents.brains.llama.slot_table import common_prefix
 from agents.core.agent import CHOOSE_PREFIX
 from agents.policy.choices import Choice, step_choice
 from agents.trajectories.schema import EpisodeRecord

@@ -21,27 +21,6 @@ from agents.trajectories.schema import EpisodeRecord
 TRAJECTORIES = "trajectories.jsonl"  # the store's file name inside a run folder
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write via a temporary file and `os.replace`, file and folder fsynced: readers (and a machine
-    that lost power) see the old file or the new one, never half of either."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """`atomic_write_bytes` for UTF-8 text (summaries, manifests, memory state)."""
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
 log = logging.getLogger(__name__)
 
 

@@ -10,7 +10,8 @@ import argparse
 import os
 import sys
 
-from envs.server.config import MIN_TOKEN_CHARS, TOKEN_HOWTO, is_loopback, token_problem
+from envs.server.config import MIN_TOKEN_CHARS, TOKEN_HOWTO, token_problem
+from envs.util import is_loopback
 
 TOKEN_ENV = "AGENTSIM_UI_TOKEN"
 

@@ -37,10 +37,10 @@ from envs.server.protocol import (
     SessionInfo,
     StepRequest,
     StepResponse,
-    to_jsonable,
 )
 from envs.server.service import ActionTooLong, BadResetArguments, EnvNotServed, EnvService, NoExpert
 from envs.server.sessions import NotReset, ServerFull, Session, SessionNotFound
+from envs.util import to_jsonable
 from envs.webshop.resources import CatalogBudgetExceeded
 from envs.webshop.resources import cache as shop_cache
 

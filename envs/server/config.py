@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+from envs.util import is_loopback
+
 MIN_TOKEN_CHARS = 16
 MAX_TOKEN_CHARS = 1024  # the strength estimate is quadratic in the length; no real token is longer
 MIN_TOKEN_DISTINCT = 6
@@ -19,16 +19,6 @@ TOKEN_HOWTO = 'python -c "import secrets; print(secrets.token_urlsafe(24))"'
 CODING_ENV = "coding"
 ALLOW_CODING_FLAG = "--allow-coding"
 _CLASSES = (str.islower, str.isupper, str.isdigit)  # the rest of visible ASCII: 32 punctuation characters
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` (a name or an address) is this machine: the one place that decides it."""
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def token_bits(token: str) -> float:

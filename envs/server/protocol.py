@@ -2,29 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
-
-def to_jsonable(value: Any) -> Any:
-    """Info dicts may hold numpy scalars, tuples, sets, NaN: make them strict JSON."""
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, (str, int, bool)) or value is None:
-        return value
-    item = getattr(value, "item", None)
-    if callable(item):
-        try:
-            return to_jsonable(item())
-        except (TypeError, ValueError):
-            pass
-    return repr(value)
 
 
 class _Body(BaseModel):

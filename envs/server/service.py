@@ -18,8 +18,8 @@ from anyio import to_thread
 from envs.contract import HasExpert
 from envs.server.catalog import BadEnvArguments, EnvCatalog
 from envs.server.config import ALLOW_CODING_FLAG, CODING_ENV, ServerConfig
-from envs.server.protocol import to_jsonable
 from envs.server.sessions import Session, SessionManager, close_env
+from envs.util import to_jsonable
 from envs.webshop.resources import configure as configure_shops
 
 log = logging.getLogger(__name__)

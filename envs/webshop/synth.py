@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from envs.util import publish_file
+
 from . import vocab
 from .catalog import SPLITS, Catalog, Split, price_upper_choices
 from .paths import cache_dir
@@ -238,9 +240,8 @@ class SyntheticCatalog(Catalog):
         return cat
 
     def save(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, allow_pickle=True, **self.codes)  # numpy's default, named so mypy does not match **codes to it
-        tmp.replace(path)
+        # allow_pickle: numpy's default, named so mypy does not match **codes to it
+        publish_file(path, lambda tmp: np.savez(tmp, allow_pickle=True, **self.codes))
 
     def __len__(self) -> int:
         return self.num_products

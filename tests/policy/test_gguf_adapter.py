@@ -129,7 +129,7 @@ def _build(root: Path, local_brain: LocalBrain) -> Built:
 
 def _last_logits(brain: LocalBrain, tokens: list[int]) -> np.ndarray:
     out = brain.runtime.eval_after(0, tokens).astype(np.float64)
-    brain._last_logits = None  # the cache now holds `tokens`; do not let choose() reuse stale logits
+    brain.scorer.last_logits = None  # the cache now holds `tokens`; do not let choose() reuse stale logits
     return out
 
 

@@ -52,7 +52,8 @@ def test_label_index_matches_text_or_a_filled_template():
 
 def brain_scores(model, prompt_text, candidates):
     """Each candidate's mean log-prob as LocalBrain.choose computes it, by one plain full forward per candidate."""
-    from agents.brains.local import common_prefix, scoring_texts
+    from agents.brains.llama.ranking import scoring_texts
+    from agents.brains.llama.slot_table import common_prefix
     from agents.core.agent import CHOOSE_PREFIX
     from agents.policy.frozen_layers import DecoderPass
     from agents.policy.hf_model import tokenize

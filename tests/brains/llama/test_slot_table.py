@@ -2,7 +2,7 @@
 
 import pytest
 
-from agents.brains.kv_slots import Placement, SlotTable
+from agents.brains.llama.slot_table import Placement, SlotTable
 
 
 def test_a_prompt_continuing_a_slot_reuses_it_in_place():

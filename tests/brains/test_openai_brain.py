@@ -17,7 +17,7 @@ from tests.conftest import free_port
 from tests.misbehaving_server import MisbehavingServer
 from tests.toy_env import ENV_ID
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MSGS = [{"role": "user", "content": "Say hello."}]
 
 

@@ -1,7 +1,7 @@
 """The one module that touches llama-cpp-python's private internals.
 
 `LocalBrain` scores candidate actions on top of a cached prompt, in several KV sequences at
-once. The public `Llama` class cannot do that, so this adapter reaches into
+once. The public `Llama` class cannot do that, so this runtime reaches into
 `llama_cpp._internals.LlamaContext`, `Llama._ctx`, `Llama._batch` and `Llama._model`. Every
 such use sits here behind a small typed surface; `REQUIRED_INTERNALS` lists them, and
 `missing_internals()` (run by the tests and on construction) names whatever a new
@@ -31,7 +31,7 @@ from agents.brains.base import BrainError
 log = logging.getLogger(__name__)
 native_log = logging.getLogger("llama_cpp.native")
 
-# (module, dotted attribute) pairs the adapter uses that are not public API.
+# (module, dotted attribute) pairs the runtime uses that are not public API.
 REQUIRED_INTERNALS: list[tuple[str, str]] = [
     ("llama_cpp", "llama_log_set"),
     ("llama_cpp", "llama_log_callback"),
@@ -58,7 +58,7 @@ REQUIRED_INTERNALS: list[tuple[str, str]] = [
     ("llama_cpp._internals", "LlamaContext.kv_cache_seq_cp"),
     ("llama_cpp._internals", "LlamaBatch.set_batch"),
 ]
-# Attributes of a live `Llama` instance the adapter uses (set in `Llama.__init__`, so not checkable on the class).
+# Attributes of a live `Llama` instance the runtime uses (set in `Llama.__init__`, so not checkable on the class).
 REQUIRED_INSTANCE_ATTRS: list[str] = [
     "_ctx",
     "_batch",
@@ -72,7 +72,7 @@ REQUIRED_INSTANCE_ATTRS: list[str] = [
 
 
 def missing_internals() -> list[str]:
-    """`module.attr` for every private llama-cpp-python name the adapter needs that is not there."""
+    """`module.attr` for every private llama-cpp-python name the runtime needs that is not there."""
     missing = []
     for module_name, dotted in REQUIRED_INTERNALS:
         try:
@@ -89,7 +89,7 @@ def missing_internals() -> list[str]:
 
 
 def missing_instance_attrs(llm: Any) -> list[str]:
-    """`Llama.attr` for every instance attribute the adapter needs that a live `Llama` lacks."""
+    """`Llama.attr` for every instance attribute the runtime needs that a live `Llama` lacks."""
     return [f"llama_cpp.Llama.{a}" for a in REQUIRED_INSTANCE_ATTRS if not hasattr(llm, a)]
 
 
@@ -117,9 +117,9 @@ def declared_requirement() -> str:
 def _fail_if_missing(missing: list[str]) -> None:
     if missing:
         raise BrainError(
-            f"llama-cpp-python {_version()} lacks internals agents.brains.llama_adapter needs: "
+            f"llama-cpp-python {_version()} lacks internals agents.brains.llama.runtime needs: "
             f"{', '.join(missing)}. Install the tested version (pip install '{declared_requirement()}') "
-            "or update the adapter."
+            "or update agents/brains/llama/runtime.py."
         )
 
 

@@ -7,7 +7,7 @@ whose transcript grows turn by turn), and only the rest of the prompt is decoded
 already taken in the batch, the prefix is *copied* into another slot (`seq_cp` adds a sequence id to
 the cells; nothing is recomputed), so agents that share only a system prompt still share its cells.
 
-Pure bookkeeping (no llama.cpp here): `agents.brains.local` executes the placements.
+Pure bookkeeping (no llama.cpp here): `agents.brains.llama.slots` executes the placements.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """The embedded llama.cpp brain, with the real Gemma 3 270M GGUF."""
 
-import logging
-from pathlib import Path
-
 import gymnasium as gym
 import numpy as np
 import pytest
 
-from agents.brains.base import AsyncChoosingBrain, BrainError, CheckableBrain, EnvBoundBrain, ForkableBrain, writes_text
-from agents.brains.llama_adapter import (
-    REQUIRED_INTERNALS,
-    LlamaRuntime,
-    declared_requirement,
-    missing_instance_attrs,
-    missing_internals,
-)
+from agents.brains.base import AsyncChoosingBrain, CheckableBrain, EnvBoundBrain, ForkableBrain, writes_text
 from agents.core import Agent, run_episode
 from tests.shopping_prompt import CANDS, MSGS
 from tests.toy_env import ENV_ID
@@ -37,12 +27,10 @@ def test_scores_do_not_depend_on_kv_cache_state(local_brain):
     """
     warm1 = [c.logprob for c in local_brain.choose(MSGS, CANDS, prefix="Action: ").candidates]
     local_brain.llm.reset()
-    local_brain._last_logits = None
-    local_brain._drop_slots()  # no cached prompt in any KV sequence
-    local_brain._rankings.clear()  # a remembered ranking would answer without evaluating anything
+    local_brain.forget_cache()  # no cached prompt in any KV sequence, no remembered ranking
     cold = [c.logprob for c in local_brain.choose(MSGS, CANDS, prefix="Action: ").candidates]
     other = local_brain.choose([{"role": "user", "content": "something else entirely"}], CANDS, prefix="Action: ")
-    local_brain._rankings.clear()
+    local_brain.ranker.rankings.clear()
     warm2 = [c.logprob for c in local_brain.choose(MSGS, CANDS, prefix="Action: ").candidates]
     np.testing.assert_allclose(warm1, cold, rtol=0.03, atol=0.15)
     np.testing.assert_allclose(warm2, cold, rtol=0.03, atol=0.15)
@@ -64,7 +52,7 @@ def test_sum_scores_match_token_by_token_generation_logprobs(local_brain):
         llm.eval(full[:i])
         logits = local_brain.runtime.last_logits().astype(np.float64)
         total += logits[full[i]] - logits.max() - np.log(np.exp(logits - logits.max()).sum())
-    local_brain._last_logits = None
+    local_brain.scorer.last_logits = None
     assert (
         abs(out.candidates[0].logprob - total) < 0.05
     )  # batched vs one-token kernels differ slightly; an off-by-one differs by nats
@@ -89,7 +77,7 @@ def test_samples_at_one_state_cost_one_ranking(local_brain):
     assert all([c.logprob for c in a.candidates] == [c.logprob for c in first.candidates] for a in again)
     assert len({a.text for a in again}) >= 2  # still sampled, per seed
     other = local_brain.choose(msgs, CANDS[:3], prefix="Action: ", temperature=1.0, seed=1)  # other candidates
-    assert len(other.candidates) == 3 and (msgs[0]["content"] in str(list(local_brain._rankings)[-1]))
+    assert len(other.candidates) == 3 and (msgs[0]["content"] in str(list(local_brain.ranker.rankings)[-1]))
 
 
 def test_template_slot_is_generated(local_brain):
@@ -139,7 +127,7 @@ def test_candidates_that_start_alike_share_their_common_tokens(local_brain):
     ranked = {}
     for share in (False, True):
         local_brain.share_prefixes = share
-        local_brain._rankings.clear()
+        local_brain.ranker.rankings.clear()
         before = rt.candidate_tokens_decoded
         ranked[share] = (local_brain.choose(MSGS, many, prefix="Action: "), rt.candidate_tokens_decoded - before)
     local_brain.share_prefixes = True
@@ -186,9 +174,9 @@ def test_sequences_in_one_decode_do_not_see_each_other(slot_brain):
     junk = slot_brain.tokenize(" the weather is nice today, and tomorrow it will rain again")[: len(other)]
 
     def beside(companion: list[int]) -> np.ndarray:
-        slot_brain._drop_slots()
-        slot_brain._eval_context(base)
-        first = slot_brain._scratch[0]
+        slot_brain.forget_cache()
+        slot_brain.scorer.eval_context(base)
+        first = slot_brain.scorer.scratch[0]
         items = [(0, len(base), own), (0, len(base), companion)]
         scores = rt.score_shared(items, first_seq=first, share=False)[0]
         for q in (first, first + 1):
@@ -197,7 +185,7 @@ def test_sequences_in_one_decode_do_not_see_each_other(slot_brain):
 
     same, different, garbage = beside(own), beside(other), beside(junk)
     assert np.array_equal(same, different) and np.array_equal(same, garbage), (same, different, garbage)
-    slot_brain._last_logits = None
+    slot_brain.scorer.last_logits = None
 
 
 def _turns(agent: int, n: int) -> list[dict]:
@@ -216,8 +204,7 @@ def test_choose_many_gives_the_answers_of_one_call_each(slot_brain):
     """Several agents' prompts ranked together (one decode for the prompts, shared decodes for candidates)."""
     calls = [dict(messages=_turns(a, 2), candidates=CANDS, prefix="Action: ") for a in range(5)]
     together = slot_brain.choose_many(calls)
-    slot_brain._rankings.clear()
-    slot_brain._drop_slots()
+    slot_brain.forget_cache()
     alone = [slot_brain.choose(**c) for c in calls]
     _close(together, alone)
     for x, y in zip(together, alone):
@@ -231,7 +218,7 @@ def test_agents_taking_turns_each_reuse_their_own_cached_transcript(slot_brain):
     """Agent A's next prompt extends its last one: with KV slots only the new turn is evaluated, even though
     other agents' prompts were evaluated in between (one shared cache would have been overwritten)."""
     rt = slot_brain.runtime
-    slot_brain._drop_slots()
+    slot_brain.forget_cache()
     for a in range(3):  # round 1: every agent's transcript is cached in its own slot
         slot_brain.choose(_turns(a, 3), CANDS, prefix="Action: ")
     before = rt.prompt_tokens_evaluated
@@ -239,8 +226,7 @@ def test_agents_taking_turns_each_reuse_their_own_cached_transcript(slot_brain):
     evaluated = rt.prompt_tokens_evaluated - before
     full = len(slot_brain.tokenize(slot_brain.prompt_text(_turns(0, 4)) + "Action:"))
     assert 0 < evaluated < 0.4 * full, (evaluated, full)
-    slot_brain._rankings.clear()
-    slot_brain._drop_slots()
+    slot_brain.forget_cache()
     cold = slot_brain.choose(_turns(0, 4), CANDS, prefix="Action: ")
     _close([nxt], [cold])
 
@@ -249,7 +235,7 @@ def test_generation_between_rankings_does_not_corrupt_cached_prompts(slot_brain)
     """Sequence 0's evaluation drops later cells of every sequence; the slots must be forgotten, not trusted."""
     first = slot_brain.choose(_turns(7, 2), CANDS, prefix="Action: ")
     slot_brain.complete(MSGS, max_tokens=6)
-    slot_brain._rankings.clear()
+    slot_brain.ranker.rankings.clear()
     again = slot_brain.choose(_turns(7, 2), CANDS, prefix="Action: ")
     _close([first], [again])
 
@@ -265,7 +251,7 @@ def test_concurrent_achoose_calls_are_batched(slot_brain):
     slot_brain.batches.clear()
     outs = asyncio.run(together())
     assert slot_brain.batches and max(slot_brain.batches) >= 2, slot_brain.batches
-    slot_brain._rankings.clear()
+    slot_brain.ranker.rankings.clear()
     alone = [slot_brain.choose(**c) for c in calls]
     _close(outs, alone)
 
@@ -275,58 +261,6 @@ def test_concurrent_achoose_calls_are_batched(slot_brain):
 
     good, err = asyncio.run(with_a_bad_call())
     assert good.candidates and isinstance(err, ValueError) and "at least one candidate" in str(err)
-
-
-# ------------------------------------------------------------------ the llama.cpp adapter
-def test_llama_cpp_internals_the_adapter_uses_are_all_there(local_brain):
-    """Fails naming `module.attr` when a llama-cpp-python release renames an internal the adapter uses."""
-    missing = missing_internals() + missing_instance_attrs(local_brain.llm)
-    assert not missing, f"llama-cpp-python changed internals agents/brains/llama_adapter.py relies on: {missing}"
-
-
-def test_installed_llama_cpp_is_within_the_tested_bound():
-    """pyproject.toml bounds llama-cpp-python above, and what runs these tests is inside that bound."""
-    import llama_cpp
-
-    tomllib = pytest.importorskip("tomllib")
-    requirement = pytest.importorskip("packaging.requirements")
-    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
-    reqs = [requirement.Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
-    llama = [r for r in reqs if r.name == "llama-cpp-python"]
-    assert len(llama) == 2 and len({str(r.specifier) for r in llama}) == 1, f"one bound for both lines: {llama}"
-    spec = llama[0].specifier
-    assert any(s.operator in ("<", "<=", "==", "~=") for s in spec), f"no upper bound on llama-cpp-python: {spec}"
-    assert llama_cpp.__version__ in spec, f"llama-cpp-python {llama_cpp.__version__} is outside the tested bound {spec}"
-    assert declared_requirement().startswith("llama-cpp-python")
-
-
-def test_a_missing_internal_is_a_loud_error_naming_it(monkeypatch, gguf_path):
-    from llama_cpp import _internals
-
-    monkeypatch.delattr(_internals.LlamaContext, "kv_cache_seq_cp")
-    assert missing_internals() == ["llama_cpp._internals.LlamaContext.kv_cache_seq_cp"]
-    with pytest.raises(BrainError, match=r"lacks internals .*llama_cpp\._internals\.LlamaContext\.kv_cache_seq_cp"):
-        LlamaRuntime(gguf_path, n_ctx=256, n_threads=1, seed=0, n_seq=2)
-    assert ("llama_cpp._internals", "LlamaContext.kv_cache_seq_cp") in REQUIRED_INTERNALS
-
-
-def test_llama_cpp_logging_is_silent_unless_debug(capfd, caplog, gguf_path):
-    """Loading a model and swapping in the multi-sequence context prints nothing; at DEBUG the lines reach logging."""
-    from agents.brains.local import LocalBrain
-
-    capfd.readouterr()
-    brain = LocalBrain(model=gguf_path, n_ctx=512, n_seq=4)
-    brain.choose(MSGS, CANDS[:2], prefix="Action: ")
-    out, err = capfd.readouterr()
-    assert out == "" and err == "", f"llama.cpp printed to the terminal: {(out + err)[:500]}"
-
-    caplog.set_level(logging.DEBUG, logger="llama_cpp.native")
-    LocalBrain(model=gguf_path, n_ctx=512, n_seq=4)
-    out, err = capfd.readouterr()
-    assert out == "" and err == ""
-    lines = [r.getMessage() for r in caplog.records if r.name == "llama_cpp.native"]
-    assert lines and all(r.levelno == logging.DEBUG for r in caplog.records if r.name == "llama_cpp.native")
-    assert any("llama_" in line for line in lines)
 
 
 def test_local_brain_declares_its_capabilities(local_brain):
@@ -341,13 +275,13 @@ def test_generation_evicts_cached_prompts_rather_than_overflow_the_kv_cache():
     brain = LocalBrain(model="gemma3-270m", n_ctx=1024, seed=0, kv_slots=4)
     for a in range(4):
         brain.choose(_turns(a, 8), CANDS, prefix="Action: ")
-    held = sum(brain.runtime.seq_length(s) for s in brain._slots.slots)
+    held = sum(brain.runtime.seq_length(s) for s in brain.slots.table.slots)
     long = [{"role": "user", "content": "Tell a long story about a village. " * 70}]
     n_prompt = len(brain.tokenize(brain.prompt_text(long)))
     assert held + n_prompt + 96 > 1024, (held, n_prompt)  # without eviction the cache would overflow
     out = brain.complete(long, max_tokens=96, temperature=0.0)
     assert out.tokens_in == n_prompt and out.tokens_out > 0
-    held_after = sum(brain.runtime.seq_length(s) for s in brain._slots.slots)
+    held_after = sum(brain.runtime.seq_length(s) for s in brain.slots.table.slots)
     assert held_after + n_prompt + out.tokens_out <= 1024
     again = brain.choose(_turns(0, 8), CANDS, prefix="Action: ")  # slots refill and rank as before
     assert again.text.removeprefix("Action: ") in CANDS
@@ -364,8 +298,7 @@ def test_a_batch_evaluates_a_system_text_its_prompts_share_once(slot_brain):
         return [{"role": "system", "content": rules}, {"role": "user", "content": f"You are agent {a}. What now?"}]
 
     calls = [dict(messages=seat(a), candidates=CANDS, prefix="Action: ") for a in range(4)]
-    slot_brain._rankings.clear()
-    slot_brain._drop_slots()
+    slot_brain.forget_cache()
     rt = slot_brain.runtime
     before = rt.prompt_tokens_evaluated
     together = slot_brain.choose_many(calls)
@@ -375,8 +308,7 @@ def test_a_batch_evaluates_a_system_text_its_prompts_share_once(slot_brain):
     ]
     shared = len(slot_brain.tokenize(slot_brain.prompt_text(seat(0)).split("You are agent")[0]))
     assert shared > 80 and evaluated <= sum(full) - 3 * (shared - 8), (evaluated, full, shared)
-    slot_brain._rankings.clear()
-    slot_brain._drop_slots()
+    slot_brain.forget_cache()
     _close(together, [slot_brain.choose(**c) for c in calls])
 
 
