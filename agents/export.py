@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from agents.trajectories.atif import to_atif
-from agents.trajectories.store import TRAJECTORIES, TrajectoryStore, atomic_write_text
+from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
+from envs.util import atomic_write_text
 
 FORMATS = ("atif",)
 
