@@ -360,6 +360,13 @@ class CodingEnv(gym.Env):
     def exec_env(self) -> dict[str, str]:
         """The environment of every command: the task's venv / node_modules on PATH."""
         assert self._deps is not None
+        if isinstance(self.task, PublishedTask) and self.backend == "docker":
+            # the image's own userland first (what its RUN steps installed), the task venv's extras after it
+            image = self._task_image().env
+            deps = self._deps.env()
+            venv_bins = deps["PATH"].removesuffix(deps_mod.SYSTEM_PATH).strip(":")
+            path = ":".join(p for p in (image.get("PATH", deps_mod.SYSTEM_PATH), venv_bins) if p)
+            return {**image, **{k: v for k, v in deps.items() if k != "VIRTUAL_ENV"}, "PATH": path}
         if isinstance(self.task, PublishedTask):
             return {**self.task.environment.env, **self._deps.env()}
         return self._deps.env()

@@ -23,7 +23,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,18 @@ BASE_REPO = "localhost/agentsim/base"
 BASE_DEBIAN = f"{BASE_REPO}:debian-bookworm"
 # what the Debian base holds (Debian packages): a shell userland, python3 with pytest, and what the
 # formats' templates call (curl, ca-certificates; apt-get itself comes with the base system)
-BASE_PACKAGES = ("python3", "python3-pytest", "python3-venv", "ca-certificates", "curl", "procps")
+BASE_PACKAGES = (
+    "python3",
+    "python3-pytest",
+    "python3-venv",
+    "python3-pip",
+    "python-is-python3",
+    "ca-certificates",
+    "curl",
+    "procps",
+)
+# pip installs into the system python, as in the python:* images the base stands in for (Debian refuses by default)
+PIP_CONF = "[global]\nbreak-system-packages = true\n"
 BASE_CACHE = Path("/var/cache/agentsim/engine")
 TASK_REPO = "localhost/agentsim/task"
 # FROM families the Debian base stands in for (Debian's python3 is 3.11; the task's may be another 3.x)
@@ -60,13 +71,20 @@ class BuiltImage:
     from_image: str | None  # what the Dockerfile named
     cached: bool
     seconds: float
+    env: dict[str, str] = field(default_factory=dict)  # the image's ENV (PATH included), as the engine reports it
+
+
+def image_env(client: Any, tag: str) -> dict[str, str]:
+    """An image's ENV as the engine reports it ({} when it reports none)."""
+    raw = (client.images.get(tag).attrs.get("Config") or {}).get("Env") or []
+    return dict(str(e).partition("=")[::2] for e in raw)
 
 
 def local_images(client: Any) -> list[str]:
     return sorted(t for img in client.images.list() for t in img.tags)
 
 
-def _has(client: Any, name: str) -> bool:
+def has_image(client: Any, name: str) -> bool:
     try:
         client.images.get(name)
         return True
@@ -76,10 +94,10 @@ def _has(client: Any, name: str) -> bool:
 
 def base_for(client: Any, from_image: str | None) -> str:
     """The local image that serves `FROM from_image` (module doc), or NoBaseImageError naming both sides."""
-    if from_image and _has(client, from_image):
+    if from_image and has_image(client, from_image):
         return from_image
     if from_image is None or DEBIAN_LIKE.search(from_image):
-        if _has(client, BASE_DEBIAN):
+        if has_image(client, BASE_DEBIAN):
             return BASE_DEBIAN
         raise NoBaseImageError(
             f"FROM {from_image or '(none)'}: its local stand-in {BASE_DEBIAN} is not built; run "
@@ -137,7 +155,7 @@ def build_task_image(client: Any, task: PublishedTask, timeout_s: float = 1800) 
     plan = task.environment
     if plan.dockerfile is None:
         base = base_for(client, task.docker_image or plan.base_image)
-        return BuiltImage(base, base, task.docker_image or plan.base_image, True, 0.0)
+        return BuiltImage(base, base, task.docker_image or plan.base_image, True, 0.0, image_env(client, base))
     base = base_for(client, plan.base_image)
     with tempfile.TemporaryDirectory(prefix="agentsim-build-") as tmp:
         ctx = Path(tmp) / "context"
@@ -146,8 +164,8 @@ def build_task_image(client: Any, task: PublishedTask, timeout_s: float = 1800) 
         dockerfile.write_text(_rewrite_from(plan.dockerfile.read_text(), base))
         base_id = client.images.get(base).id
         tag = f"{TASK_REPO}-{_slug(task.name)}:{_digest(ctx)}-{base_id.split(':')[-1][:8]}"
-        if _has(client, tag):
-            return BuiltImage(tag, base, plan.base_image, True, time.monotonic() - t0)
+        if has_image(client, tag):
+            return BuiltImage(tag, base, plan.base_image, True, time.monotonic() - t0, image_env(client, tag))
         log: list[str] = []
         try:
             for chunk in client.api.build(
@@ -167,9 +185,9 @@ def build_task_image(client: Any, task: PublishedTask, timeout_s: float = 1800) 
             raise
         except Exception as e:  # noqa: BLE001 - the engine's own errors (docker.errors.*)
             raise ImageBuildError(f"{type(e).__name__}: {e}\n{''.join(log)[-3000:]}") from e
-        if not _has(client, tag):
+        if not has_image(client, tag):
             raise ImageBuildError(f"the build of {task.name!r} ended without an image:\n{''.join(log)[-3000:]}")
-    return BuiltImage(tag, base, plan.base_image, False, time.monotonic() - t0)
+    return BuiltImage(tag, base, plan.base_image, False, time.monotonic() - t0, image_env(client, tag))
 
 
 def _slug(name: str) -> str:
@@ -184,7 +202,7 @@ def extract_roots(client: Any, image: str, mounts: dict[str, str], workspace: Pa
             target = workspace / sub if sub else workspace
             target.mkdir(parents=True, exist_ok=True)
             try:
-                stream, _ = c.get_archive(dest.rstrip("/") + "/.")
+                stream, _ = c.get_archive(dest.rstrip("/"))  # entries named <basename>/...
             except Exception:  # noqa: BLE001 - the image has no such folder: it starts empty
                 continue
             data = b"".join(stream)
@@ -204,13 +222,32 @@ def extract_roots(client: Any, image: str, mounts: dict[str, str], workspace: Pa
 # --- the base image ------------------------------------------------------------------------------------
 
 
+HOST_CAS = Path("/usr/local/share/ca-certificates")
+
+
+def trust_host_cas(root: Path) -> None:
+    """The image trusts what the host trusts: its local CAs (e.g. an egress proxy's, without which `RUN pip
+    install` fails certificate checks) are added to the root filesystem's bundle, as update-ca-certificates would."""
+    cas = sorted(HOST_CAS.glob("*.crt")) if HOST_CAS.is_dir() else []
+    if not cas:
+        return
+    dest = root / HOST_CAS.relative_to("/")
+    dest.mkdir(parents=True, exist_ok=True)
+    bundle = root / "etc/ssl/certs/ca-certificates.crt"
+    with bundle.open("a") as out:
+        for ca in cas:
+            shutil.copy2(ca, dest / ca.name)
+            out.write("\n" + ca.read_text().strip() + "\n")
+
+
 def build_base(client: Any, *, suite: str = "bookworm", mirror: str = "http://deb.debian.org/debian") -> float:
     """Build BASE_DEBIAN with debootstrap (minbase + BASE_PACKAGES) and import it; seconds taken.
 
     The root filesystem's tar is kept in BASE_CACHE, so a rebuild (or CI with that folder cached) only imports."""
     t0 = time.monotonic()
     BASE_CACHE.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(f"{suite} {' '.join(BASE_PACKAGES)}".encode()).hexdigest()[:10]
+    cas = " ".join(sorted(p.name for p in HOST_CAS.glob("*.crt"))) if HOST_CAS.is_dir() else ""
+    key = hashlib.sha256(f"{suite} {' '.join(BASE_PACKAGES)} {cas}".encode()).hexdigest()[:10]
     tar_path = BASE_CACHE / f"base-{suite}-{key}.tar"
     if not tar_path.exists():
         if shutil.which("debootstrap") is None:
@@ -219,6 +256,8 @@ def build_base(client: Any, *, suite: str = "bookworm", mirror: str = "http://de
             root = Path(tmp) / "rootfs"
             cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}", suite, str(root), mirror]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            (root / "etc" / "pip.conf").write_text(PIP_CONF)
+            trust_host_cas(root)
             for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
                 for p in (root / junk).glob("*"):
                     if p.is_file():

@@ -278,10 +278,19 @@ class DockerSandbox(Sandbox):
             )
         except Exception as e:
             raise SandboxError(f"docker sandbox failed to start: {e}") from e
+        self._open_tmp()
         deadline = time.monotonic() + 5  # docker-init and `sleep infinity`: spared by the disk watchdog
         while len(self._keepers) < 2 and time.monotonic() < deadline:
             self._keepers = set(self.processes())
             time.sleep(0.02)
+
+    def _open_tmp(self) -> None:
+        """Make /tmp and $HOME writable to the sandbox's user. podman ignores a tmpfs `mode` (it copies the image
+        folder's 755 up) and, with a read-only rootfs, lays its own /tmp over ours; their owner (the container's
+        root, no capabilities needed to chmod what it owns) opens them, as Docker's mode=1777 would."""
+        res = self._container.exec_run(["chmod", "1777", "/tmp", HOME], user="0:0")
+        if res.exit_code != 0:
+            raise SandboxError(f"docker sandbox: could not open /tmp and {HOME}: {res.output[-300:]!r}")
 
     def exec(self, cmd: str, timeout: float | None = None, env: dict[str, str] | None = None) -> ExecResult:
         """`docker exec` under `timeout -s KILL`, streamed and capped; exit 137 when killed."""
@@ -343,13 +352,13 @@ class DockerSandbox(Sandbox):
 
     def kill_all(self) -> None:
         """Restart the container: the engine kills every process in its cgroup (fork bombs included) and
-        remounts its tmpfs; returns once the container runs again with only its keepers.
-        (Written for the interface; not run here: no engine on these machines.)"""
+        remounts its tmpfs; returns once the container runs again with only its keepers."""
         self._check_running()
         try:
             self._container.restart(timeout=0)
         except Exception as e:
             raise SandboxError(f"docker sandbox could not be restarted: {e}") from e
+        self._open_tmp()
         self._keepers = set()
         deadline = time.monotonic() + 5
         while len(self._keepers) < 2 and time.monotonic() < deadline:
@@ -367,8 +376,8 @@ class DockerSandbox(Sandbox):
         timeout: float,
     ) -> ExecResult:
         """A one-shot container in this one's network namespace (`network_mode=container:<id>`), as its own
-        uid (VERIFIER_USER), with the workspace read-only (see `Sandbox.run_verifier`). Not run here."""
-        from docker.types import Mount
+        uid (VERIFIER_USER), with the workspace read-only (see `Sandbox.run_verifier`)."""
+        from docker.types import Mount, Ulimit
 
         from envs.coding.sandbox.bwrap import _chown_tree
 
@@ -393,6 +402,10 @@ class DockerSandbox(Sandbox):
             network_mode=f"container:{self._container.id}",
             mem_limit=lim.memory_bytes,
             pids_limit=lim.processes,
+            ulimits=[
+                Ulimit(name="nofile", soft=NOFILE, hard=NOFILE),
+                Ulimit(name="nproc", soft=lim.processes, hard=lim.processes),
+            ],
             read_only=True,
             tmpfs={"/tmp": f"size={lim.tmp_bytes},mode=1777", HOME: f"size={lim.tmp_bytes},mode=1777"},
             environment={"HOME": HOME, "PATH": PATH, **env},

@@ -172,9 +172,13 @@ def main(argv: list[str]) -> int:
         print(serve())
         return 0
     if what == "build-base":  # the Debian base image published tasks' FROM maps to
-        from envs.coding.published.images import BASE_DEBIAN, build_base
+        from envs.coding.published.images import BASE_DEBIAN, build_base, has_image
 
-        secs = build_base(client(timeout=600))
+        c = client(timeout=600)
+        if has_image(c, BASE_DEBIAN) and "--force" not in argv:
+            print(f"{BASE_DEBIAN}: already built")
+            return 0
+        secs = build_base(c)
         print(f"{BASE_DEBIAN}: ready in {secs:.0f} s")
         return 0
     if what == "stop":
