@@ -75,7 +75,7 @@ def _oracle_and_noop(backend: str, name: str) -> tuple[float, float, dict[str, o
     env = CodingEnv(task=str(HERE / "tasks" / name), backend=backend, approximate=True)
     try:
         env.reset(seed=0)
-        done, reward, info = False, 0.0, {}
+        done, reward, info = False, 0.0, dict[str, object]()
         while not done:
             _, reward, done, _, info = env.step(env.expert_action())
         oracle = reward

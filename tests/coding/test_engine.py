@@ -71,7 +71,7 @@ def test_an_unknown_from_fails_naming_the_image_and_the_local_ones() -> None:
 
 def _episode(env: CodingEnv, actions: list[str]) -> tuple[float, dict[str, object]]:
     env.reset(seed=0)
-    reward, info = 0.0, {}
+    reward, info = 0.0, dict[str, object]()
     for a in [*actions, "submit[]"]:
         _, reward, done, _, info = env.step(a)
         if done:
