@@ -87,9 +87,12 @@ def host_rootfs_tar() -> tuple[bytes, str]:
 
         def add_dir(name: str) -> None:
             info = tarfile.TarInfo(name)
-            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
+            # /tmp and $HOME 1777: their tmpfs copies this mode up (podman ignores a tmpfs `mode`), so a
+            # one-shot container's user (the verifier's uid) can write them
+            mode = 0o1777 if name in ("tmp", "home/user") else 0o755
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, mode, 0
             tar.addfile(info)
-            layout.append(name + "/")
+            layout.append(f"{name}/{mode:o}")
 
         for d in ROOT_DIRS:
             add_dir(d)
