@@ -35,6 +35,7 @@ import gymnasium as gym
 from envs.coding import deps as deps_mod
 from envs.coding.grading import GRADER_MOUNT, Grade, Stash, grade
 from envs.coding.published import PublishedTask, UnreproducibleTaskError, check_reproducible
+from envs.coding.published.images import BuiltImage
 from envs.coding.published.verifier import PublishedGrade, run_verifier
 from envs.coding.published.workspace import materialize, oracle_script, solution_yaml_script
 from envs.coding.sandbox import (
@@ -164,6 +165,7 @@ class CodingEnv(gym.Env):
         self._stash: Stash | None = None
         self._deps: deps_mod.Deps | None = None
         self._pristine: WorkspaceSnapshot | None = None
+        self._image: tuple[str, BuiltImage] | None = None  # (task, its image on the engine)
         self._state = _State()
         self._started_episode = False
         self._closed = False  # once closed, no sandbox is made again (a step still running in a thread)
@@ -186,7 +188,7 @@ class CodingEnv(gym.Env):
             pool[t.name] = folder
             if isinstance(t, PublishedTask):
                 try:
-                    check_reproducible(t, self.approximate)
+                    check_reproducible(t, self.approximate, self.backend)
                 except UnreproducibleTaskError as e:
                     refused.append(e)
         if refused:
@@ -203,15 +205,10 @@ class CodingEnv(gym.Env):
 
     def _load(self, name: str, allow_path: bool) -> AnyTask:
         """A task by name (of the pool, when there is one) or path; a published one must be reproducible
-        here (or `approximate`) and run on bwrap."""
+        here (or `approximate`): on bwrap, or on an engine that builds its Dockerfile (backend='docker')."""
         t = load_task_dir(self._pool[name]) if self._pool is not None else load_task(name, allow_path=allow_path)
         if isinstance(t, PublishedTask):
-            if self.backend != "bwrap":
-                raise ValueError(
-                    f"published task {t.name!r} runs on the bwrap backend only for now (building its Dockerfile on "
-                    "a container engine is not built yet); use backend='bwrap'"
-                )
-            check_reproducible(t, self.approximate)
+            check_reproducible(t, self.approximate, self.backend)
         return t
 
     @property
@@ -322,6 +319,9 @@ class CodingEnv(gym.Env):
         self._deps = deps_mod.prepare(self.task.requirements, self.task.npm)
         self._stash = stash = Stash(GRADER_MOUNT)
         where: dict[str, Any] = {"workdir": self.workdir, "mounts": self._mounts()} if self._mounts() else {}
+        published = isinstance(self.task, PublishedTask)
+        if published and self.backend == "docker":
+            where["image"] = self._task_image().tag
         sb = make_sandbox(
             self.backend,
             limits=self.limits,
@@ -331,7 +331,16 @@ class CodingEnv(gym.Env):
             **self.sandbox_options(),
             **where,
         )
-        if isinstance(self.task, PublishedTask):
+        if isinstance(self.task, PublishedTask) and self.backend == "docker":
+            from envs.coding.published.images import extract_roots
+            from envs.coding.sandbox.engine import client
+
+            c = client()
+            try:
+                extract_roots(c, where["image"], self._mounts(), sb.workspace)
+            finally:
+                c.close()
+        elif isinstance(self.task, PublishedTask):
             materialize(self.task, sb.workspace)
         else:
             shutil.copytree(self.task.repo_dir, sb.workspace, dirs_exist_ok=True, symlinks=True)
@@ -349,6 +358,20 @@ class CodingEnv(gym.Env):
         self._pristine = sb.snapshot()
         return sb
 
+    def _task_image(self) -> BuiltImage:
+        """The published task's image on the engine, built (or reused) from its Dockerfile (`images.py`)."""
+        from envs.coding.published.images import build_task_image
+        from envs.coding.sandbox.engine import client
+
+        assert isinstance(self.task, PublishedTask)
+        if self._image is None or self._image[0] != self.task.name:
+            c = client(timeout=1800)
+            try:
+                self._image = (self.task.name, build_task_image(c, self.task))
+            finally:
+                c.close()
+        return self._image[1]
+
     @property
     def sandbox(self) -> Sandbox:
         return self._ensure_sandbox()
@@ -356,6 +379,13 @@ class CodingEnv(gym.Env):
     def exec_env(self) -> dict[str, str]:
         """The environment of every command: the task's venv / node_modules on PATH."""
         assert self._deps is not None
+        if isinstance(self.task, PublishedTask) and self.backend == "docker":
+            # the image's own userland first (what its RUN steps installed), the task venv's extras after it
+            image = self._task_image().env
+            deps = self._deps.env()
+            venv_bins = deps["PATH"].removesuffix(deps_mod.SYSTEM_PATH).strip(":")
+            path = ":".join(p for p in (image.get("PATH", deps_mod.SYSTEM_PATH), venv_bins) if p)
+            return {**image, **{k: v for k, v in deps.items() if k != "VIRTUAL_ENV"}, "PATH": path}
         if isinstance(self.task, PublishedTask):
             return {**self.task.environment.env, **self._deps.env()}
         return self._deps.env()
@@ -488,8 +518,10 @@ class CodingEnv(gym.Env):
             limits=self.limits,
             env=self.exec_env(),
             ro_binds=self._deps.ro_binds(),
-            approximated=[s.describe() for s in task.environment.skipped],
+            approximated=[s.describe() for s in task.environment.not_reproduced(self.backend)],
             port_wait_s=self.port_wait_s,
+            backend=self.backend,
+            image=self._task_image().tag if self.backend == "docker" else None,
         )
 
     # --- the scripted expert ---------------------------------------------------------------------------

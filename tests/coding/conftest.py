@@ -13,7 +13,7 @@ import pytest
 from envs.coding.sandbox import Limits, Sandbox, make_sandbox, unavailable_reason
 
 # task folders used as test data: their own tests run inside sandboxes at grading, never in this pytest session
-collect_ignore = ["fixtures"]
+collect_ignore = ["fixtures", "conformance"]
 
 ISOLATING = ("bwrap", "docker")
 

@@ -9,6 +9,8 @@ set, `envs/coding/deps.py`), so after the first build each task costs two gradin
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from envs.coding.env import ORACLE_ACTION, CodingEnv
@@ -30,6 +32,12 @@ def backend(request: pytest.FixtureRequest) -> str:
     reason = unavailable_reason(request.param)
     if reason is not None:
         pytest.skip(f"{request.param} backend unavailable: {reason}")
+    if request.param == "docker" and os.environ.get("AGENTSIM_SUITE_ON_DOCKER") != "1":
+        pytest.skip(
+            "the shipped suite on the engine is opt-in (AGENTSIM_SUITE_ON_DOCKER=1): ~1.5 min a task here, and "
+            "suite/env-fastapi-migrations fails there (its native verifier container, uid 1001 over a read-only "
+            "workspace, fails test_data_lives_in_the_database_file); examples/harbor-kv-delete and tb-greeting-start pass"
+        )
     return str(request.param)
 
 

@@ -152,8 +152,8 @@ class _Build:
     kept_out: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)  # .dockerignore patterns
 
-    def skip(self, ins: Instruction, why: str) -> None:
-        self.skipped.append(SkippedStep(where=f"{self.file}:{ins.line}", step=ins.short(), why=why))
+    def skip(self, ins: Instruction, why: str, engine: bool = True) -> None:
+        self.skipped.append(SkippedStep(where=f"{self.file}:{ins.line}", step=ins.short(), why=why, engine=engine))
 
 
 def _dockerignore(context: Path) -> list[str]:
@@ -236,7 +236,9 @@ def read_dockerfile(
             continue
         elif k == "RUN":
             b.skip(ins, "a build command: bwrap installs and runs nothing at build time")
-        else:  # USER, VOLUME, ONBUILD, anything unknown
+        elif k == "USER":  # the agent runs as uid 1000 on every backend
+            b.skip(ins, "USER is not reproduced (the agent runs as uid 1000)", engine=False)
+        else:  # VOLUME, ONBUILD, anything unknown
             b.skip(ins, f"{k} is not reproduced in a bwrap sandbox")
     b.raw_copies = [(i, p, d, into) for i, p, d, into in b.raw_copies if not dockerignored(_rel(p, context), ignore)]
     sources = [p.resolve() for _, p, _, _ in b.raw_copies]
@@ -313,6 +315,7 @@ def plan_from(
                     where=f"{b.file}:{ins.line}",
                     step=ins.short(),
                     why=f"copies to {dest}: {workdir_problem(_top(dest)) or 'not a folder the sandbox can show'}",
+                    engine=True,
                 )
             )
             continue

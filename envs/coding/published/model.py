@@ -45,6 +45,7 @@ class SkippedStep(BaseModel):
     where: str  # "environment/Dockerfile:7" or "docker-compose.yaml: services.db"
     step: str  # the instruction, shortened
     why: str
+    engine: bool = False  # a container engine reproduces it (a Dockerfile step: the image is built for real)
 
     def describe(self) -> str:
         return f"{self.where}: {self.step} ({self.why})"
@@ -74,8 +75,12 @@ class EnvironmentPlan(BaseModel):
         """{sandbox path: workspace-relative folder} (the sandbox's `mounts`)."""
         return dict(self.roots) or {self.workdir: ""}
 
-    def unreproduced(self) -> str:
-        return "\n".join(f"  - {s.describe()}" for s in self.skipped)
+    def not_reproduced(self, backend: str = "bwrap") -> list[SkippedStep]:
+        """The declared steps `backend` does not reproduce (an engine builds the Dockerfile itself)."""
+        return [s for s in self.skipped if backend == "bwrap" or not s.engine]
+
+    def unreproduced(self, backend: str = "bwrap") -> str:
+        return "\n".join(f"  - {s.describe()}" for s in self.not_reproduced(backend))
 
 
 class OracleStep(BaseModel):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shlex
 import shutil
@@ -84,7 +85,10 @@ case "$cmd" in
     esac; done
     [ "$1" = pytest ] && { shift; exec uvx pytest "$@"; }
     exec "$@";;
-  init|add|sync|lock|venv|pip|tool|cache|self|python) exit 0;;
+  venv)  # an empty environment to `source`: the task venv's python and pytest are already on PATH
+    d=.venv; for a in "$@"; do case "$a" in -*) ;; *) d="$a";; esac; done
+    mkdir -p "$d/bin" && : >"$d/bin/activate"; exit 0;;
+  init|add|sync|lock|pip|tool|cache|self|python) exit 0;;
   *) echo "uv (agentsim offline stand-in): '$cmd' is not supported" >&2; exit 2;;
 esac
 """
@@ -187,9 +191,13 @@ def run_verifier(
     ro_binds: Mapping[str, str],
     approximated: list[str],
     port_wait_s: float = 20.0,
+    backend: str = "bwrap",
+    image: str | None = None,
 ) -> PublishedGrade:
-    """Verify `workspace` as it is now, in a new sandbox (the caller has stopped the agent's processes)."""
-    from envs.coding.sandbox.bwrap import BwrapSandbox
+    """Verify `workspace` as it is now, in a new sandbox (the caller has stopped the agent's processes): a bwrap
+    one, or (backend="docker") a fresh container of the task's built `image`, nothing of the agent's container
+    kept but the workspace."""
+    from envs.coding.sandbox import make_sandbox
 
     tmp = Path(tempfile.mkdtemp(prefix="agentsim-verify-"))
     tmp.chmod(0o755)
@@ -205,20 +213,24 @@ def run_verifier(
     for p in (lib / "bin", lib / "bin" / "uv", lib / "bin" / "uvx"):
         p.chmod(0o755)
     script = _stage_tests(task, tests)
-    sb: Sandbox = BwrapSandbox(
+    sb: Sandbox = make_sandbox(
+        backend,
         workspace,
         limits,
         task.allow_internet,
+        start=False,
         ro_binds={**ro_binds, str(tests): TEST_DIR, str(lib): VERIFIER_LIB},
         rw_binds={str(logs): LOGS_DIR},
         workdir=task.workdir,
         mounts=task.environment.mounts(),
         disk_quota="off",
+        **({"image": image} if backend == "docker" else {}),
     )
     try:
-        assert isinstance(sb, BwrapSandbox)
+        owner = sb.owner()
+        assert owner is not None
         for p in [logs, *logs.rglob("*")]:
-            shutil.chown(p, sb.host_uid, sb.host_uid)
+            os.chown(p, *owner)
         sb.start()
         run_env = {
             **task.environment.env,

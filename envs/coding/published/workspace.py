@@ -16,12 +16,13 @@ HOW = "Run it anyway with approximate=true (env.kwargs.approximate=true), or on 
 class UnreproducibleTaskError(ValueError):
     """The task declares steps bwrap cannot reproduce; `approximate=True` runs it without them."""
 
-    def __init__(self, task: PublishedTask, message: str | None = None) -> None:
+    def __init__(self, task: PublishedTask, message: str | None = None, backend: str = "bwrap") -> None:
         self.task = task
+        self.backend = backend
         super().__init__(
             message
-            or f"task {task.name!r} ({task.path}) declares steps a bwrap sandbox cannot reproduce, so its start "
-            f"state would differ from the published one:\n{task.environment.unreproduced()}\n{HOW}"
+            or f"task {task.name!r} ({task.path}) declares steps {_WHO[backend]} cannot reproduce, so its start "
+            f"state would differ from the published one:\n{task.environment.unreproduced(backend)}\n{_how(backend)}"
         )
 
     @classmethod
@@ -29,15 +30,23 @@ class UnreproducibleTaskError(ValueError):
         """One error naming every refused task of a dataset."""
         if len(errors) == 1:
             return errors[0]
-        parts = [f"{e.task.name!r} ({e.task.path}):\n{e.task.environment.unreproduced()}" for e in errors]
-        head = f"{len(errors)} tasks declare steps a bwrap sandbox cannot reproduce:\n"
-        return cls(errors[0].task, head + "\n".join(parts) + "\n" + HOW)
+        backend = errors[0].backend
+        parts = [f"{e.task.name!r} ({e.task.path}):\n{e.task.environment.unreproduced(backend)}" for e in errors]
+        head = f"{len(errors)} tasks declare steps {_WHO[backend]} cannot reproduce:\n"
+        return cls(errors[0].task, head + "\n".join(parts) + "\n" + _how(backend), backend)
 
 
-def check_reproducible(task: PublishedTask, approximate: bool) -> None:
-    """Refuse (`UnreproducibleTaskError`) a task with skipped steps unless `approximate`."""
-    if task.environment.skipped and not approximate:
-        raise UnreproducibleTaskError(task)
+_WHO = {"bwrap": "a bwrap sandbox", "docker": "the container engine"}
+
+
+def _how(backend: str) -> str:
+    return HOW if backend == "bwrap" else "Run it anyway with approximate=true (env.kwargs.approximate=true)."
+
+
+def check_reproducible(task: PublishedTask, approximate: bool, backend: str = "bwrap") -> None:
+    """Refuse (`UnreproducibleTaskError`) a task with steps `backend` skips unless `approximate`."""
+    if task.environment.not_reproduced(backend) and not approximate:
+        raise UnreproducibleTaskError(task, backend=backend)
 
 
 def hidden_paths(task: PublishedTask) -> set[Path]:

@@ -39,12 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from envs.coding.sandbox.base import MOUNT_POINT, ExecResult, Limits, Sandbox, SandboxError, _CappedBuffer
+from envs.coding.sandbox.engine import host_ulimits, import_rootfs
 
 log = logging.getLogger(__name__)
 
 HOME = "/home/user"
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-HOST_IMAGE_REPO = "agentsim/host-userland"
+HOST_IMAGE_REPO = "localhost/agentsim/host-userland"  # localhost/: podman would look up docker.io/ otherwise
 VERIFIER_USER = "1001:1001"  # the verifier container runs as another uid than the agent (1000)
 # the same secrets bwrap hides, and for the same reason: /etc is the host's, read-only
 HIDDEN_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers")
@@ -53,17 +54,21 @@ HIDDEN_DIRS = ("/etc/ssh", "/etc/ssl/private", "/etc/sudoers.d")
 # because Docker puts its init at /sbin/docker-init and cannot create it inside the read-only /usr
 ROOT_DIRS = ("usr", "etc", "tmp", "var", "home", "workspace", "proc", "sys", "dev", "sbin", "run", "opt")
 LIB_LINKS = ("bin", "lib", "lib64", "lib32", "libx32")
+# podman's API gives containers nofile=1048576 unless told: above this host's hard limit, runc then fails
+NOFILE = min(4096, host_ulimits()["nofile"][1])
 MASK_FILE = Path("/var/cache/agentsim/docker/masked-empty")
 
 
 def docker_unavailable_reason() -> str | None:
     """None when a Docker engine answers a ping, else why not."""
     try:
-        import docker
+        import docker  # noqa: F401
     except ImportError:
         return "the docker SDK is not installed (pip install docker)"
+    from envs.coding.sandbox.engine import client as engine_client
+
     try:
-        client = docker.from_env(timeout=5)
+        client = engine_client(timeout=5)
         client.ping()
         client.close()
     except Exception as e:  # noqa: BLE001 - any failure means "no engine here"
@@ -82,9 +87,12 @@ def host_rootfs_tar() -> tuple[bytes, str]:
 
         def add_dir(name: str) -> None:
             info = tarfile.TarInfo(name)
-            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
+            # /tmp and $HOME 1777: their tmpfs copies this mode up (podman ignores a tmpfs `mode`), so a
+            # one-shot container's user (the verifier's uid) can write them
+            mode = 0o1777 if name in ("tmp", "home/user") else 0o755
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, mode, 0
             tar.addfile(info)
-            layout.append(name + "/")
+            layout.append(f"{name}/{mode:o}")
 
         for d in ROOT_DIRS:
             add_dir(d)
@@ -134,6 +142,21 @@ def hidden_dirs() -> list[str]:
     return [d for d in HIDDEN_DIRS if os.path.isdir(d)]
 
 
+def container_pids(container_id: str) -> list[int]:
+    """Host pids in the cgroup of the container `container_id` (the engine runs on this host)."""
+    pids = []
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/cgroup") as f:
+                if container_id in f.read():
+                    pids.append(int(e))
+        except OSError:
+            pass
+    return sorted(pids)
+
+
 class DockerSandbox(Sandbox):
     """A container per sandbox (see the module doc)."""
 
@@ -149,15 +172,28 @@ class DockerSandbox(Sandbox):
         user: str = "1000:1000",
         ro_binds: Mapping[str, str] | None = None,
         disk_quota: str = "auto",
+        workdir: str | None = None,
+        rw_binds: Mapping[str, str] | None = None,
+        mounts: Mapping[str, str] | None = None,
     ) -> None:
-        """`image`: None = the host's userland (module doc), else an image to run (pulled if
-        missing). `ro_binds`: {host path: container path} mounted read-only, as bwrap's option
-        (the coding env's deps cache and its /grader stash). `disk_quota`: see `Sandbox`."""
+        """`image`: None = the host's userland (module doc), else a local image to run (a published
+        task's built image). `ro_binds`: {host path: container path} mounted read-only, as bwrap's option
+        (the coding env's deps cache and its /grader stash). `disk_quota`: see `Sandbox`. `workdir`,
+        `mounts`, `rw_binds`: as bwrap's (a published task's WORKDIR and root folders shown from the
+        workspace, a verifier's writable /logs)."""
         super().__init__(workspace, limits, network, disk_quota)
         self.image = image
         self.cpus = cpus
         self.user = user
         self.ro_binds = dict(ro_binds or {})
+        self.workdir = workdir or MOUNT_POINT
+        self.rw_binds = dict(rw_binds or {})
+        self.mounts = dict(mounts or {})
+        for dest, sub in self.mounts.items():
+            if not dest.startswith("/") or dest == MOUNT_POINT or sub.startswith("/") or ".." in sub.split("/"):
+                raise ValueError(
+                    f"mount {dest!r} -> {sub!r}: an absolute path other than {MOUNT_POINT}, a relative folder"
+                )
         self._client: Any = None
         self._container: Any = None
         self._keepers: set[int] = set()
@@ -174,7 +210,7 @@ class DockerSandbox(Sandbox):
         try:
             self._client.images.get(name)
         except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound
-            self._client.api.import_image_from_data(data, repository=HOST_IMAGE_REPO, tag=tag)
+            import_rootfs(self._client, data, HOST_IMAGE_REPO, tag)
             log.info("imported the host-userland image %s", name)
         return name
 
@@ -185,16 +221,23 @@ class DockerSandbox(Sandbox):
         if self.image is None:
             mounts += [Mount(dest, src, type="bind", read_only=True) for src, dest in host_mounts()]
             mounts += [Mount(d, None, type="tmpfs", tmpfs_size=64 * 1024) for d in hidden_dirs()]
+        for dest, sub in self.mounts.items():
+            folder = self.workspace / sub
+            folder.mkdir(parents=True, exist_ok=True)  # the agent removed it: back, empty, at (re)start
+            mounts.append(Mount(dest, str(folder), type="bind"))
         for host, dest in self.ro_binds.items():
             if not Path(host).exists():
                 raise SandboxError(f"ro_bind {host} does not exist")
             mounts.append(Mount(dest, str(Path(host).resolve()), type="bind", read_only=True))
+        for host, dest in self.rw_binds.items():
+            mounts.append(Mount(dest, str(Path(host).resolve()), type="bind"))
         return mounts
 
     def _start(self) -> None:
         """Create and start the container with the limits (the image imported or pulled if missing)."""
-        import docker
         from docker.types import Ulimit
+
+        from envs.coding.sandbox.engine import client as engine_client
 
         st = os.stat(self.workspace)
         self._orig_owner = (st.st_uid, st.st_gid)
@@ -205,7 +248,7 @@ class DockerSandbox(Sandbox):
 
             _chown_tree(self.workspace, owner)
         try:
-            self._client = docker.from_env()
+            self._client = engine_client()
             lim = self.limits
             image = self.image if self.image is not None else self._host_image()
             self._container = self._client.containers.run(
@@ -213,7 +256,7 @@ class DockerSandbox(Sandbox):
                 command=["sleep", "infinity"],
                 detach=True,
                 user=self.user,
-                working_dir=MOUNT_POINT,
+                working_dir=self.workdir,
                 hostname="sandbox",
                 mounts=self._mounts(),
                 network_mode="bridge" if self.network else "none",
@@ -226,10 +269,11 @@ class DockerSandbox(Sandbox):
                     Ulimit(name="fsize", soft=lim.file_bytes, hard=lim.file_bytes),
                     Ulimit(name="nproc", soft=lim.processes, hard=lim.processes),
                     Ulimit(name="core", soft=0, hard=0),
+                    Ulimit(name="nofile", soft=NOFILE, hard=NOFILE),
                 ],
                 read_only=True,
-                tmpfs={"/tmp": f"size={lim.tmp_bytes}", HOME: f"size={lim.tmp_bytes}"},
-                environment={"HOME": HOME, "PATH": PATH},
+                tmpfs={"/tmp": f"size={lim.tmp_bytes},mode=1777", HOME: f"size={lim.tmp_bytes},mode=1777"},
+                environment={"HOME": HOME, **({"PATH": PATH} if self.image is None else {})},
                 cap_drop=["ALL"],
                 security_opt=["no-new-privileges"],
                 init=True,
@@ -237,10 +281,19 @@ class DockerSandbox(Sandbox):
             )
         except Exception as e:
             raise SandboxError(f"docker sandbox failed to start: {e}") from e
+        self._open_tmp()
         deadline = time.monotonic() + 5  # docker-init and `sleep infinity`: spared by the disk watchdog
         while len(self._keepers) < 2 and time.monotonic() < deadline:
             self._keepers = set(self.processes())
             time.sleep(0.02)
+
+    def _open_tmp(self) -> None:
+        """Make /tmp and $HOME writable to the sandbox's user. podman ignores a tmpfs `mode` (it copies the image
+        folder's 755 up) and, with a read-only rootfs, lays its own /tmp over ours; their owner (the container's
+        root, no capabilities needed to chmod what it owns) opens them, as Docker's mode=1777 would."""
+        res = self._container.exec_run(["chmod", "1777", "/tmp", HOME], user="0:0")
+        if res.exit_code != 0:
+            raise SandboxError(f"docker sandbox: could not open /tmp and {HOME}: {res.output[-300:]!r}")
 
     def exec(self, cmd: str, timeout: float | None = None, env: dict[str, str] | None = None) -> ExecResult:
         """`docker exec` under `timeout -s KILL`, streamed and capped; exit 137 when killed."""
@@ -249,12 +302,15 @@ class DockerSandbox(Sandbox):
         t0 = time.monotonic()
         secs = timeout if timeout is not None else self.limits.timeout_s
         api = self._client.api
-        envs = {"PATH": PATH, "HOME": HOME, "USER": "user", "LANG": "C.UTF-8", "TERM": "dumb", **(env or {})}
+        base = {"HOME": HOME, "USER": "user", "LANG": "C.UTF-8", "TERM": "dumb"}
+        if self.image is None:  # an image's own ENV (PATH included) stands unless the caller overrides it
+            base["PATH"] = PATH
+        envs = {**base, **(env or {})}
         ex = api.exec_create(
             self._container.id,
             ["timeout", "-s", "KILL", f"{secs}s", "sh", "-c", cmd],
             environment=envs,
-            workdir=MOUNT_POINT,
+            workdir=self.workdir,
             user=self.user,
         )
         out, err = _CappedBuffer(self.limits.output_bytes), _CappedBuffer(self.limits.output_bytes)
@@ -291,22 +347,21 @@ class DockerSandbox(Sandbox):
         return self._note_disk(res, mark)
 
     def processes(self) -> list[int]:
-        """Host pids of the container's processes (`docker top`); empty once it is removed."""
+        """Host pids of the container's processes: those whose cgroup names the container (Docker's and
+        podman's cgroups both do; `docker top` would not serve: podman's lists the container's own pids)."""
         if self._container is None or self.closed:
             return []
-        top = self._container.top()
-        col = top["Titles"].index("PID")
-        return [int(row[col]) for row in top.get("Processes") or []]
+        return container_pids(self._container.id)
 
     def kill_all(self) -> None:
         """Restart the container: the engine kills every process in its cgroup (fork bombs included) and
-        remounts its tmpfs; returns once the container runs again with only its keepers.
-        (Written for the interface; not run here: no engine on these machines.)"""
+        remounts its tmpfs; returns once the container runs again with only its keepers."""
         self._check_running()
         try:
             self._container.restart(timeout=0)
         except Exception as e:
             raise SandboxError(f"docker sandbox could not be restarted: {e}") from e
+        self._open_tmp()
         self._keepers = set()
         deadline = time.monotonic() + 5
         while len(self._keepers) < 2 and time.monotonic() < deadline:
@@ -324,8 +379,8 @@ class DockerSandbox(Sandbox):
         timeout: float,
     ) -> ExecResult:
         """A one-shot container in this one's network namespace (`network_mode=container:<id>`), as its own
-        uid (VERIFIER_USER), with the workspace read-only (see `Sandbox.run_verifier`). Not run here."""
-        from docker.types import Mount
+        uid (VERIFIER_USER), with the workspace read-only (see `Sandbox.run_verifier`)."""
+        from docker.types import Mount, Ulimit
 
         from envs.coding.sandbox.bwrap import _chown_tree
 
@@ -350,8 +405,12 @@ class DockerSandbox(Sandbox):
             network_mode=f"container:{self._container.id}",
             mem_limit=lim.memory_bytes,
             pids_limit=lim.processes,
+            ulimits=[
+                Ulimit(name="nofile", soft=NOFILE, hard=NOFILE),
+                Ulimit(name="nproc", soft=lim.processes, hard=lim.processes),
+            ],
             read_only=True,
-            tmpfs={"/tmp": f"size={lim.tmp_bytes}", HOME: f"size={lim.tmp_bytes}"},
+            tmpfs={"/tmp": f"size={lim.tmp_bytes},mode=1777", HOME: f"size={lim.tmp_bytes},mode=1777"},
             environment={"HOME": HOME, "PATH": PATH, **env},
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
