@@ -5,6 +5,10 @@
 # demonstrates unseen training goals in the default's prompts; agentsim-compact continues on them (DAGGER=0, what
 # shipped: 80 updates, 24 min of CPU on 2 cores). DAGGER=1 adds oracle DAgger: the student plays, the expert labels
 # every state it reached (measured worse: it learns to bounce between items, docs/policy.md).
+# agentsim-choice, the WebShop default since (docs/policy.md "The ranking itself"): from agentsim-oracle, 1,200 more
+# demonstrations and the listwise loss, stopped after update 60 of 110:
+#   STUDENT=agentsim-oracle DEMOS=1200 DEMO_SEED=21000 DEMOS_USED=1200 LISTWISE=1 UPDATES=110 EVAL_EVERY=20 \
+#     bash bench/oracle_dagger.sh runs/choice
 # Usage: bash bench/oracle_dagger.sh [WORKDIR]   (each step is skipped when done; a cut run resumes)
 set -euo pipefail
 W=${1:-runs/oracle-dagger}
