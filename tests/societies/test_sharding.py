@@ -30,7 +30,7 @@ from societies.run import run_society
 from societies.scenarios.diffusion import DiffusionScenario, IndependentCascade
 from societies.scenarios.opinion import Deffuant, DeGroot, OpinionScenario
 from societies.sharding import ShardedResult, ShardEngine, run_sharded, shard_model
-from tests.societies.test_known_results import networkx_cascade
+from tests.societies.scenarios.test_known_results import networkx_cascade
 
 ray = pytest.importorskip("ray", reason="sharding runs on Ray actors: pip install 'agentsim[ray]'")
 

@@ -17,7 +17,7 @@ from societies.personas import Persona
 from societies.scenarios import register_scenario
 from societies.scenarios.opinion.params import OpinionParams
 from societies.scenarios.opinion.rule import Deffuant, DeGroot, degroot_limit
-from societies.scenarios.opinion.scenario import COMPROMISE, KEEP, STATE, TEMPLATE, OpinionScenario
+from societies.scenarios.opinion.scenario import CHOICES, COMPROMISE, KEEP, STATE, TEMPLATE, OpinionScenario
 
 if TYPE_CHECKING:
     from societies.config import SocietyRunConfig
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "CHOICES",
     "COMPROMISE",
     "DeGroot",
     "Deffuant",
