@@ -47,6 +47,7 @@ from agents.cli import hydra_command
 from agents.config import ConfigError, validate_config
 from agents.core.loop import decision_fields as core_decision_fields
 from agents.core.loop import episode_summary
+from agents.resolve import brain_with_defaults
 from agents.trajectories.schema import EpisodeRecord, StepRecord
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from envs.util import atomic_write_text
@@ -351,6 +352,8 @@ def config_hash(cfg: SocietyRunConfig) -> str:
     """Hash of the keys that shape behaviour (not where outputs go, how fast calls run, or whether to resume)."""
     # without seats the seats' keys shape nothing: left out, so rule runs keep the hashes they had before these keys
     seatless = {"seat_actions"} if cfg.brain.name == RULE else set()
+    if cfg.brain.name != RULE:  # `brain=x` (its preset's defaults) and `{"name": "x"}` from code are one config
+        cfg = cfg.model_copy(update={"brain": brain_with_defaults(cfg.brain)})
     return hashlib.sha256(cfg.model_dump_json(exclude=OUTPUT_KEYS | RUN_KEYS | seatless).encode()).hexdigest()[:12]
 
 
