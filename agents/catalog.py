@@ -37,6 +37,20 @@ ENV_PERCEPTION: dict[str, dict[str, Any]] = {
 }
 
 
+# `brain.temperature=auto`: the temperature each shipped adapter was measured best at on held-out goals; others
+# sample at SAMPLING_TEMPERATURE. agentsim-choice at argmax: 100 WebShop goals side by side (docs/policy.md,
+# "Argmax"), where older policies looped (docs/policy.md, temperature 0.3 against 0.7)
+SAMPLING_TEMPERATURE = 0.7
+ADAPTER_TEMPERATURES = {"agentsim-choice": 0.0}
+
+
+def temperature_for(temperature: float | str, adapter: str | None) -> float:
+    """Resolve `brain.temperature=auto` for the adapter the brain will serve (already resolved); a number passes."""
+    if temperature != AUTO:
+        return float(temperature)
+    return ADAPTER_TEMPERATURES.get(adapter or "", SAMPLING_TEMPERATURE)
+
+
 def perception_for(adapter: str | None, env: str | None, turn_style: str = AUTO) -> dict[str, Any]:
     """The perception keys (`turn_style`, `budget_tokens`, `field_separator`) a brain's adapter was measured with in `env`:
     `auto` (and turns not chosen otherwise) = the env's default policy's (ENV_PERCEPTION); a shipped adapter =

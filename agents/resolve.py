@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from agents.brains.registry import brain_spec, in_process
-from agents.catalog import adapter_for_env, perception_for, warn_turn_style_mismatch
+from agents.catalog import adapter_for_env, perception_for, temperature_for, warn_turn_style_mismatch
 from agents.config import (
     AUTO,
     DEFAULT_BUDGET_TOKENS,
@@ -33,6 +33,7 @@ from agents.config import (
     ConfigError,
     EnvConfig,
     RunConfig,
+    describe_errors,
     identity,
     validate_config,
 )
@@ -100,18 +101,27 @@ def check_options(model: type[BaseModel], options: Mapping[str, Any], what: str)
 def brain_with_defaults(cfg: BrainConfig) -> BrainConfig:
     """`cfg` with its brain's registered option defaults under the options it sets; unknown options refused."""
     spec = brain_spec(cfg.name)  # an unknown or broken brain is named here, before anything is built
-    check_options(spec.options_model(), cfg.options, f"brain={cfg.name}")
-    return BrainConfig(name=cfg.name, **{**spec.option_defaults(), **cfg.options})
+    model = spec.options_model()
+    check_options(model, cfg.options, f"brain={cfg.name}")
+    options = {**spec.option_defaults(), **cfg.options}
+    try:  # a bad value (`brain.temperature=hot`) is named here too, not by the constructor mid-run
+        model.model_validate(options)
+    except ValidationError as e:
+        raise ConfigError(f"brain={cfg.name}: " + describe_errors(e, model)) from None
+    return BrainConfig(name=cfg.name, **options)
 
 
 def resolve_brain(cfg: BrainConfig, env: str | None = None, turn_style: str = DEFAULT_TURN_STYLE) -> ResolvedBrain:
     """The brain to build for an agent in `env` (its short name; None: not known, e.g. a society's shared brain)
-    reading `turn_style` turns: defaults filled, and `adapter=auto` the adapter `agents.catalog` lists for them."""
+    reading `turn_style` turns: defaults filled, `adapter=auto` the adapter `agents.catalog` lists for them and
+    `temperature=auto` the one that adapter was measured best at."""
     full = brain_with_defaults(cfg)
     options = full.options
     if "adapter" in options:
         options["adapter"] = adapter_for_env(options["adapter"], env, turn_style)
         warn_turn_style_mismatch(options["adapter"], turn_style)
+    if "temperature" in options:
+        options["temperature"] = temperature_for(options["temperature"], options.get("adapter"))
     return ResolvedBrain(full.name, MappingProxyType(options), in_process(full.name))
 
 

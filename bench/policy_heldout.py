@@ -70,6 +70,13 @@ def main() -> None:
     ap.add_argument("--faulttree", type=int, default=100, help="held-out fault-tree entries (test split)")
     ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed+n-1 (extend a table)")
     ap.add_argument("--temperature", type=float, default=0.7, help="the main job's default (brain.temperature)")
+    ap.add_argument(
+        "--policy-temperature",
+        action="append",
+        default=[],
+        metavar="NAME=T",
+        help="policy NAME samples at T instead of --temperature (0 = argmax; the same adapter at two temperatures)",
+    )
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads per brain (default: all cores)")
     ap.add_argument(
         "--merged",
@@ -118,10 +125,13 @@ def main() -> None:
     counts = {"webshop": args.webshop, "faulttree": args.faulttree}
 
     ranking = {name: "sum" if name in args.sum else "mean" for name, _ in policies}
+    temperatures = {name: float(t) for name, t in (spec.split("=", 1) for spec in args.policy_temperature)}
+    if set(temperatures) - {name for name, _ in policies}:
+        ap.error(f"--policy-temperature names {sorted(set(temperatures) - {n for n, _ in policies})}, not a --policy")
     brains = {
         name: LocalBrain(
             adapter=adapter,
-            temperature=args.temperature,
+            temperature=temperatures.get(name, args.temperature),
             n_threads=args.threads,
             merge_adapter=name in args.merged,
             score=ranking[name],
@@ -187,6 +197,7 @@ def main() -> None:
             "budget_tokens": budgets.get(name),
             "perception": extra.get(name, {}),
             "score": ranking[name],
+            "temperature": temperatures.get(name, args.temperature),
             **summarize(recs),
             "evaluated_per_step": evaluated[(name, env_name)] / max(1, sum(len(r.steps) for r in recs)),
         }

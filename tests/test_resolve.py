@@ -32,6 +32,22 @@ def test_resolve_fixes_adapter_perception_step_limit_lanes_and_hash_in_one_pass(
     assert set(brain_spec("local").option_defaults()) <= set(run.config.brain.options)
 
 
+def test_temperature_auto_is_the_one_the_served_adapter_was_measured_best_at() -> None:
+    """WebShop's default, agentsim-choice, plays at argmax (docs/policy.md, "Argmax"); any other adapter, the base
+    model, or another env samples at 0.7; a number always wins, and a bad one is refused by the options model."""
+    assert run_of(brain={"name": "local"}).brain.options["temperature"] == 0.0
+    assert run_of(brain={"name": "local"}).config.brain.options["temperature"] == "auto"  # recorded as asked
+    assert run_of(brain={"name": "local", "adapter": "agentsim-oracle"}).brain.options["temperature"] == 0.7
+    assert run_of(brain={"name": "local", "adapter": None}).brain.options["temperature"] == 0.7
+    fault = resolve(validate_config(RunConfig, {"env": {"name": "faulttree", "id": "faulttree"}, "out": "x"}))
+    assert fault.brain.options["temperature"] == 0.7
+    assert run_of(brain={"name": "local", "temperature": 0.3}).brain.options["temperature"] == 0.3
+    with pytest.raises(ConfigError, match="temperature"):
+        run_of(brain={"name": "local", "temperature": "hot"})
+    with pytest.raises(ConfigError, match="temperature"):
+        run_of(brain={"name": "local", "temperature": -1})
+
+
 def test_a_resolved_config_resolves_to_itself() -> None:
     """A Ray actor resolves the driver's resolved config again: the same adapter, prompt, limit and hash."""
     run = run_of(brain={"name": "local"}, agent={"perception": {"turn_style": "full"}})

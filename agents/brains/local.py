@@ -14,7 +14,7 @@ import asyncio
 import os
 import threading
 import time
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,17 +36,19 @@ from envs.contract import SLOT
 
 class LocalBrainOptions(BaseModel):
     """`brain=local`'s options and their defaults (the preset is made from this model). They differ from
-    `LocalBrain`'s library defaults (base model, argmax) in two keys: the shipped policy and sampling."""
+    `LocalBrain`'s library defaults (base model, argmax) in two keys, both resolved per env and adapter by
+    `agents.resolve`: the shipped policy and its temperature."""
 
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field(default="gemma3-270m", description="gemma3-270m | smollm2-135m | a path to any .gguf file")
     n_ctx: int = 4096
     n_threads: int | None = Field(default=None, description="default: all cores")
-    temperature: float = Field(
-        default=0.7,
-        description="sampling among ranked actions (seeded per episode and step, so runs repeat); "
-        "0 = argmax, which loops on WebShop",
+    temperature: Annotated[float, Field(ge=0.0)] | Literal["auto"] = Field(
+        default="auto",
+        description="sampling among ranked actions (seeded per episode and step, so runs repeat); 0 = argmax; "
+        "auto = the temperature the adapter was measured best at (agents.catalog: argmax for agentsim-choice, "
+        "the WebShop default), else 0.7",
     )
     max_tokens: int = 128
     score: str = Field(default="mean", description="how candidate actions are ranked: mean | sum (token logprob)")

@@ -386,24 +386,21 @@ def tool_calling_lm(tok: Any, probs: dict[int, float], open_id: int, close_id: i
     return model
 
 
-def test_grpo_smoke_run_on_cpu(tmp_path):
-    pytest.importorskip("trl", reason="trl is not installed (pip install -e .[train])")
+def train_tiny_grpo(factory: Any, moves: list[tuple[str, str, float]], out: Path) -> tuple[Any, list[dict[str, float]]]:
+    """Two GRPO steps on CPU (2 rollouts a step) of the tiny tool-calling Llama that calls `moves` (verb, argument,
+    probability) through `factory`'s envs; the trainer and its loss logs. Shared by every trainer-adapter smoke run."""
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    started = time.perf_counter()
-    factory = environment_factory(CORRIDOR, env_kwargs={"length": 3}, max_episode_steps=10, step_reward=step_hook_penny)
-    moves = [("move", "right", 0.25), ("move", "left", 0.05), ("take", "key", 0.2), ("open", "door", 0.15)]
-    moves.append(("open", "window", 0.05))  # refused by the env
     calls = ["\n" + json.dumps({"name": v, "arguments": {"argument": a}}) + "\n" for v, a, _ in moves]  # call bodies
     probe = factory()
     corpus = [probe.reset(seed=0), *(call(probe, f"{v}[{a}]") for v, a, _ in moves)]
+    probe.env.close()
     tok = tool_call_tokenizer(calls, corpus)
     probs = {tok.eos_token_id: 0.3} | {tok.convert_tokens_to_ids(c): p for c, (_, _, p) in zip(calls, moves)}
     model = tool_calling_lm(
         tok, probs, tok.convert_tokens_to_ids("<tool_call>"), tok.convert_tokens_to_ids("</tool_call>")
     )
-
     logged: list[dict[str, float]] = []
 
     class KeepLogs(TrainerCallback):
@@ -412,7 +409,7 @@ def test_grpo_smoke_run_on_cpu(tmp_path):
                 logged.append(dict(logs))
 
     args = GRPOConfig(
-        output_dir=str(tmp_path / "grpo"),
+        output_dir=str(out),
         max_steps=2,
         per_device_train_batch_size=2,
         num_generations=2,
@@ -436,6 +433,16 @@ def test_grpo_smoke_run_on_cpu(tmp_path):
         callbacks=[KeepLogs()],
     )
     trainer.train()
+    return trainer, logged
+
+
+def test_grpo_smoke_run_on_cpu(tmp_path):
+    pytest.importorskip("trl", reason="trl is not installed (pip install -e .[train])")
+    started = time.perf_counter()
+    factory = environment_factory(CORRIDOR, env_kwargs={"length": 3}, max_episode_steps=10, step_reward=step_hook_penny)
+    moves = [("move", "right", 0.25), ("move", "left", 0.05), ("take", "key", 0.2), ("open", "door", 0.15)]
+    moves.append(("open", "window", 0.05))  # refused by the env
+    trainer, logged = train_tiny_grpo(factory, moves, tmp_path / "grpo")
     elapsed = time.perf_counter() - started
 
     pool: list[TRLEnv] = trainer._environment_pool[None]

@@ -8,14 +8,13 @@ never sees a local env.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
 
-from agents.policy.trl_env import TRLEnv, environment_factory, seed_dataset
+from agents.policy.trl_env import TRLEnv, environment_factory
 from envs.server.openenv_client import OPENENV_GYM_ID, OpenEnvTextEnv, openenv_url
-from tests.policy.test_trl_env import call, tool_call_tokenizer, tool_calling_lm
+from tests.policy.test_trl_env import train_tiny_grpo
 from tests.server.conftest import Server, start_server
 
 
@@ -28,9 +27,6 @@ def server(tmp_path_factory) -> Iterator[Server]:
 
 @pytest.mark.timeout(1800)  # two GRPO steps on CPU; every env call a WebSocket round trip
 def test_grpo_trains_through_openenv_on_cpu(server: Server, tmp_path) -> None:
-    from transformers import TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
-
     factory = environment_factory(
         OPENENV_GYM_ID,
         env_kwargs={"base_url": openenv_url(server.url, "corridor")},
@@ -39,47 +35,7 @@ def test_grpo_trains_through_openenv_on_cpu(server: Server, tmp_path) -> None:
         generic_tool=False,
     )
     moves = [("move", "right", 0.3), ("move", "left", 0.05), ("take", "key", 0.2), ("open", "door", 0.15)]
-    calls = ["\n" + json.dumps({"name": v, "arguments": {"argument": a}}) + "\n" for v, a, _ in moves]
-    probe = factory()
-    corpus = [probe.reset(seed=0), *(call(probe, f"{v}[{a}]") for v, a, _ in moves)]
-    probe.env.close()
-    tok = tool_call_tokenizer(calls, corpus)
-    probs = {tok.eos_token_id: 0.3} | {tok.convert_tokens_to_ids(c): p for c, (_, _, p) in zip(calls, moves)}
-    model = tool_calling_lm(
-        tok, probs, tok.convert_tokens_to_ids("<tool_call>"), tok.convert_tokens_to_ids("</tool_call>")
-    )
-    logged: list[dict[str, float]] = []
-
-    class KeepLogs(TrainerCallback):
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            if logs and "loss" in logs:
-                logged.append(dict(logs))
-
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "grpo"),
-        max_steps=2,
-        per_device_train_batch_size=2,
-        num_generations=2,
-        max_completion_length=512,
-        max_tool_calling_iterations=4,
-        learning_rate=1e-4,
-        logging_steps=1,
-        report_to="none",
-        use_cpu=True,
-        bf16=False,
-        save_strategy="no",
-        seed=0,
-        disable_tqdm=True,
-    )
-    trainer = GRPOTrainer(
-        model=model,
-        args=args,
-        processing_class=tok,
-        train_dataset=seed_dataset(4),
-        environment_factory=factory,
-        callbacks=[KeepLogs()],
-    )
-    trainer.train()
+    trainer, logged = train_tiny_grpo(factory, moves, tmp_path / "grpo")
 
     pool: list[TRLEnv] = trainer._environment_pool[None]
     assert all(isinstance(e.env.unwrapped, OpenEnvTextEnv) for e in pool)  # every rollout went over OpenEnv
