@@ -33,7 +33,7 @@ from agents.core import run_episode  # noqa: E402
 from agents.core.factory import build_agent, make_env  # noqa: E402
 from agents.resolve import resolve_agent, resolve_env  # noqa: E402
 from agents.trajectories.schema import EpisodeRecord  # noqa: E402
-from bench.stats import ci95  # noqa: E402
+from bench.stats import ci95, wilson95  # noqa: E402
 
 ENVS: dict[str, dict[str, Any]] = {
     "webshop": {"name": "webshop", "id": "agentsim/WebShop-v0", "max_steps": 15, "kwargs": {"split": "test"}},
@@ -219,7 +219,12 @@ def print_rows(title: str, rows: list[dict[str, Any]]) -> None:
             row["env"],
             row["policy"],
             str(row["episodes"]),
-            f"{100 * row['success']:.1f}%",
+            f"{100 * row['success']:.1f}%"
+            + (
+                f" [{100 * row['success_ci95'][0]:.0f}, {100 * row['success_ci95'][1]:.0f}]"
+                if "success_ci95" in row
+                else ""
+            ),
             f"{row['mean_score']:.1f}" + (f" ± {row['score_ci95']:.1f}" if "score_ci95" in row else ""),
             f"{row['mean_steps']:.1f}",
             f"{100 * row['invalid_rate']:.1f}%",
@@ -253,6 +258,7 @@ def combine(dirs: list[Path], out: Path) -> None:
                 "seeds": [min(by_seed), max(by_seed)],
                 **summarize(recs),
                 "score_ci95": ci,
+                "success_ci95": wilson95(sum(r.outcome.success for r in recs), len(recs)),
             }
         )
     pairs = []

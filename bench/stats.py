@@ -19,3 +19,13 @@ def ci95(xs: list[float]) -> tuple[float, float]:
     except ImportError:
         q = T975.get(len(a) - 1, 1.96)
     return float(a.mean()), float(q * a.std(ddof=1) / np.sqrt(len(a)))
+
+
+def wilson95(successes: int, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval of a success rate (stays inside [0, 1] and is sound at 0 or n successes)."""
+    if n <= 0:
+        return float("nan"), float("nan")
+    z, p = 1.959964, successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(centre - half), float(centre + half)
