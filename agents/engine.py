@@ -93,7 +93,7 @@ def with_trials(cfg: RunConfig) -> RunConfig:
     try:
         count = len(env_cls.tasks_of(cfg.env.kwargs))
     except TypeError as e:
-        raise ConfigError(f"bad env.kwargs for {cfg.env.name or cfg.env.id}: {e}") from e
+        raise ConfigError(f"bad env.kwargs for {cfg.env.id!r}: {e}") from e
     return validate_config(type(cfg), {**cfg.model_dump(), "episodes": count * cfg.trials})
 
 
