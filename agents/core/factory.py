@@ -45,16 +45,19 @@ def build_parts(run: ResolvedRun, brain: Brain | None = None) -> Parts:
     """A run's parts in one pass: its brain (or `brain`, already built) and the makers of its episodes' envs and
     agents, each bound to the run's resolved configs."""
     cfg = run.config
+    new_env: Callable[[], gym.Env] = partial(make_env, cfg.env, run.steps_limit)
+    if cfg.remote.url:
+        new_env = partial(_remote_env, run, cfg.remote.url)
     return Parts(
         brain=brain if brain is not None else build_brain(run.brain),
-        new_env=partial(_remote_env, run) if cfg.remote.url else partial(make_env, cfg.env, run.steps_limit),
+        new_env=new_env,
         new_agent=partial(_agent_with_memory, cfg.agent, cfg.memory),
     )
 
 
-def _remote_env(run: ResolvedRun) -> gym.Env:
-    """A session of the run's env on the env server at `remote.url` (its id and kwargs are sent, so the episode's
-    record is the same as in process)."""
+def _remote_env(run: ResolvedRun, url: str) -> gym.Env:
+    """A session of the run's env on the env server at `url` (its id and kwargs are sent, so the episode's record
+    is the same as in process)."""
     from envs.server.client import RemoteEnv
 
     env, remote = run.config.env, run.config.remote
@@ -63,9 +66,7 @@ def _remote_env(run: ResolvedRun) -> gym.Env:
             f"env.entry_point={env.entry_point} cannot be sent to an env server; start the server "
             f"with --env {run.env_name}={env.id}@{env.entry_point} instead"
         )
-    return RemoteEnv(
-        url=remote.url, env=env.id, kwargs=dict(env.kwargs), token=remote.token, timeout_s=remote.timeout_s
-    )
+    return RemoteEnv(url=url, env=env.id, kwargs=dict(env.kwargs), token=remote.token, timeout_s=remote.timeout_s)
 
 
 def _agent_with_memory(
