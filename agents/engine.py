@@ -26,12 +26,13 @@ from agents.collect.sink import Sink
 from agents.collect.tasks import TASKS_FILE, summarize_tasks, task_table, trial_results
 from agents.collect.worker import EpisodeWorker
 from agents.config import CollectConfig, ConfigError, RunConfig, validate_config
-from agents.core.factory import make_env
 from agents.resolve import ResolvedRun, resolve
 from agents.trajectories.schema import EpisodeRecord
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from agents.trajectories.summary import RunSummary, summarize
 from envs.capabilities import HasTasks
+from envs.plugins import PluginError
+from envs.registry import env_class
 from envs.util import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -75,22 +76,24 @@ def collect(cfg: dict[str, Any] | CollectConfig, console: Console | None = None)
 
 def with_trials(cfg: RunConfig) -> RunConfig:
     """`trials=k`: episodes = the env's task count x k (seed s plays task s % count, so each task runs k times);
-    it replaces `episodes`."""
+    it replaces `episodes`. The env's class counts its tasks from the kwargs (`HasTasks.tasks_of`): no env is built."""
     if cfg.trials is None:
         return cfg
     if cfg.remote.url:
         raise ConfigError("trials= needs the env in this process (it counts the env's tasks); use episodes= remotely")
-    env = make_env(cfg.env)
     try:
-        inner = env.unwrapped
-        if not isinstance(inner, HasTasks):
-            raise ConfigError(
-                f"trials= needs an env that plays named tasks (env=coding with a dataset folder); "
-                f"{cfg.env.name or cfg.env.id} does not: use episodes="
-            )
-        count = len(inner.task_names())
-    finally:
-        env.close()
+        env_cls = env_class(cfg.env.id, cfg.env.entry_point)
+    except PluginError as e:
+        raise ConfigError(str(e)) from None
+    if not (isinstance(env_cls, type) and issubclass(env_cls, HasTasks)):
+        raise ConfigError(
+            f"trials= needs an env that plays named tasks (env=coding with a dataset folder); "
+            f"{cfg.env.name or cfg.env.id} does not: use episodes="
+        )
+    try:
+        count = len(env_cls.tasks_of(cfg.env.kwargs))
+    except TypeError as e:
+        raise ConfigError(f"bad env.kwargs for {cfg.env.id!r}: {e}") from e
     return validate_config(type(cfg), {**cfg.model_dump(), "episodes": count * cfg.trials})
 
 

@@ -7,6 +7,7 @@ which envs its server serves.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -88,6 +89,12 @@ def steps_block(env: Any) -> bool:
 class HasTasks(Protocol):
     """An env that plays a set of named tasks chosen by the episode's seed (a dataset): runs can then ask for
     `trials` per task and report per task (`agents.collect.tasks`)."""
+
+    @classmethod
+    def tasks_of(cls, kwargs: Mapping[str, Any]) -> list[str]:
+        """Every task an env made with these constructor kwargs would play, in seed order, answered by the class
+        without making the env (no sandbox): what `trials=` counts. TypeError for a kwarg the env does not take."""
+        ...
 
     def task_names(self) -> list[str]:
         """Every task the env plays, in seed order (episode seed s plays task s % len)."""

@@ -28,6 +28,7 @@ from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
 import gymnasium
+from gymnasium.envs.registration import load_env_creator
 
 from envs.plugins import PartSpec, PluginError, Registry
 from envs.serving import ServerEntry
@@ -160,6 +161,28 @@ def env_id(name_or_id: str) -> str:
         load_env_plugins()
     spec = ENV_REGISTRY._specs.get(name_or_id)
     return spec.id if spec is not None else name_or_id
+
+
+def env_class(name_or_id: str, entry_point: str | None = None) -> Any:
+    """What `gymnasium.make` would call for this env (its class, for the project's and plugins' envs), loaded but
+    not called: a caller can ask the class about its kwargs (`envs.capabilities.HasTasks.tasks_of`) without
+    building the env. `entry_point` (`module:Class`) wins over the registration; PluginError names what is wrong."""
+    env = env_id(name_or_id)
+    if not entry_point:
+        try:
+            target = gymnasium.spec(env).entry_point
+        except gymnasium.error.Error:
+            known = ", ".join(f"{s.name} ({s.id})" for s in ENV_REGISTRY._specs.values())
+            raise PluginError(
+                f"unknown env id {env!r}; project envs: {known}; or set env.entry_point=module:Class"
+            ) from None
+        if not isinstance(target, str):
+            return target
+        entry_point = target
+    try:
+        return load_env_creator(entry_point)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise PluginError(f"env {env!r} could not be imported from {entry_point} ({e}); is it installed?") from e
 
 
 def step_limit(name_or_id: str) -> int | None:

@@ -350,6 +350,8 @@ def scenario_state(sc: Any) -> dict[str, Any]:
 
 def config_hash(cfg: SocietyRunConfig) -> str:
     """Hash of the keys that shape behaviour (not where outputs go, how fast calls run, or whether to resume)."""
+    # not `agents.resolve.resolve`/`run_hash`: they take a RunConfig (env, episodes), and existing checkpoints hold this
+    # 12-character hash of the society config less OUTPUT_KEYS/RUN_KEYS; the brain's defaults come from the same helper
     # without seats the seats' keys shape nothing: left out, so rule runs keep the hashes they had before these keys
     seatless = {"seat_actions"} if cfg.brain.name == RULE else set()
     if cfg.brain.name != RULE:  # `brain=x` (its preset's defaults) and `{"name": "x"}` from code are one config

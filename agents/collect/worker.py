@@ -1,8 +1,8 @@
 """One episode from a resolved run (`agents.resolve`): the path `agents.run`, the asyncio collector and Ray actors share.
 
-A worker builds its brain once and then, per episode, a fresh agent (memory, perception) and a
-fresh env: local via `make_env`, or a `RemoteEnv` when `remote.url` is set (the env's id and
-kwargs are sent to the server, so the record is the same either way).
+A worker takes its parts from the factory once (`build_parts`): the brain, and the makers of each episode's fresh
+agent (memory, perception) and fresh env (local, or a `RemoteEnv` when `remote.url` is set: the env's id and kwargs
+are sent to the server, so the record is the same either way).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import gymnasium as gym
 
 from agents.brains.base import Brain, CheckableBrain, ForkableBrain
 from agents.config import ConfigError
-from agents.core.factory import build_agent, build_brain, build_memory, make_env
+from agents.core.factory import build_parts
 from agents.core.loop import arun_episode
 from agents.resolve import ResolvedRun
 from agents.trajectories.schema import EpisodeRecord
@@ -44,7 +44,8 @@ class EpisodeWorker:
         self.run_cfg = run
         self.cfg = cfg = run.config
         self.env_name = run.env_name
-        self.brain = brain if brain is not None else build_brain(run.brain)
+        self.parts = build_parts(run, brain)
+        self.brain = self.parts.brain
         adapter = getattr(self.brain, "adapter", None)
         self.adapter: str | None = Path(adapter).stem if adapter else None  # the LoRA file's name, e.g. agentsim-sft
         self.config_hash = run.run_hash
@@ -72,27 +73,6 @@ class EpisodeWorker:
             )
         return state
 
-    # -- envs -------------------------------------------------------------------------------
-    def make_env(self) -> gym.Env:
-        """The episode's env: in-process, or a `RemoteEnv` session when `remote.url` is set."""
-        env_cfg = self.cfg.env
-        if not self.cfg.remote.url:
-            return make_env(env_cfg, max_episode_steps=self.run_cfg.steps_limit)
-        from envs.server.client import RemoteEnv
-
-        if env_cfg.entry_point:
-            raise ConfigError(
-                f"env.entry_point={env_cfg.entry_point} cannot be sent to an env server; start the server "
-                f"with --env {self.env_name}={env_cfg.id}@{env_cfg.entry_point} instead"
-            )
-        return RemoteEnv(
-            url=self.cfg.remote.url,
-            env=env_cfg.id,
-            kwargs=dict(env_cfg.kwargs),
-            token=self.cfg.remote.token,
-            timeout_s=self.cfg.remote.timeout_s,
-        )
-
     @staticmethod
     async def _close(env: gym.Env) -> None:
         if isinstance(env, AsyncClosable):
@@ -105,7 +85,7 @@ class EpisodeWorker:
         the agent and memory build, and a carried memory state fits the memory."""
         if isinstance(self.brain, CheckableBrain):
             self.brain.check()
-        env = self.make_env()
+        env = self.parts.new_env()
         try:
             if isinstance(env, ServesEnvs):
                 served = env.servable()
@@ -116,27 +96,25 @@ class EpisodeWorker:
                     )
         finally:
             env.close()
-        memory = build_memory(self.cfg.memory, self.brain)
-        if memory is not None and self._memory_state is not None:
-            try:
-                memory.load_state(self._memory_state)
-            except Exception as e:  # any shape mismatch: the user's file, not our bug
-                raise ConfigError(
-                    f"{self.memory_state_path} does not fit memory={self.cfg.memory.name} "
-                    f"({type(e).__name__}: {e}); delete it to start the memory afresh, "
-                    "or rerun with the memory it was made with"
-                ) from None
-        build_agent(self.brain, self.cfg.agent, memory, seed=self.cfg.seed)
+        try:
+            self.parts.new_agent(self.brain, self.cfg.seed, self._memory_state)
+        except ConfigError:
+            raise
+        except Exception as e:  # any shape mismatch of the carried state: the user's file, not our bug
+            if self._memory_state is None:
+                raise
+            raise ConfigError(
+                f"{self.memory_state_path} does not fit memory={self.cfg.memory.name} "
+                f"({type(e).__name__}: {e}); delete it to start the memory afresh, "
+                "or rerun with the memory it was made with"
+            ) from None
 
     # -- episodes ---------------------------------------------------------------------------
     async def run(self, seed: int) -> EpisodeRecord:
         """Run the episode with this seed to its end and return its record."""
         brain = self.brain.fork(seed) if isinstance(self.brain, ForkableBrain) else self.brain
-        memory = build_memory(self.cfg.memory, brain)
-        if memory is not None and self.carry and self._memory_state is not None:
-            memory.load_state(self._memory_state)
-        agent = build_agent(brain, self.cfg.agent, memory, seed=seed)
-        env = self.make_env()
+        agent = self.parts.new_agent(brain, seed, self._memory_state if self.carry else None)
+        env = self.parts.new_env()
         if isinstance(env.unwrapped, HasTasks):
             self.tasks[seed] = env.unwrapped.task_for_seed(seed)
         cfg = self.cfg
@@ -159,8 +137,8 @@ class EpisodeWorker:
             await self._close(env)
         if self.adapter:  # which fine-tune acted: trajectories for RL must say what policy made them
             record.meta["adapter"] = self.adapter
-        if memory is not None and self.carry:
-            self._keep_memory(memory.save_state())
+        if agent.memory is not None and self.carry:
+            self._keep_memory(agent.memory.save_state())
         return record
 
     def _keep_memory(self, state: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ so a service the agent had started must be started again (grading starts its own
 
 from __future__ import annotations
 
+import inspect
 import os
 import posixpath
 import re
@@ -26,6 +27,7 @@ import secrets
 import shlex
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -149,7 +151,7 @@ class CodingEnv(gym.Env):
             raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(ENV_BACKENDS)}")
         self.approximate = approximate
         self.backend = backend
-        self._pool: dict[str, Path] | None = self._task_pool(task, allow_task_path)
+        self._pool: dict[str, Path] | None = self._task_pool(task, allow_task_path, approximate, backend)
         self._all: list[str] | None = sorted(self._pool) if self._pool is not None else None
         self.task: AnyTask = self._load(self._all[0] if self._all else task, allow_task_path)
         self._limits = limits if isinstance(limits, Limits) else Limits(**(limits or {}))
@@ -171,7 +173,18 @@ class CodingEnv(gym.Env):
         self._closed = False  # once closed, no sandbox is made again (a step still running in a thread)
 
     # --- setup -------------------------------------------------------------------------------------
-    def _task_pool(self, task: str, allow_path: bool) -> dict[str, Path] | None:
+    @classmethod
+    def tasks_of(cls, kwargs: Mapping[str, Any]) -> list[str]:
+        """The tasks an env made with these kwargs plays, in seed order, without a sandbox (`trials=` counts them):
+        a dataset's checked as the constructor checks them; TypeError for a kwarg the constructor does not take."""
+        bound = inspect.signature(cls).bind(**kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        pool = cls._task_pool(a["task"], a["allow_task_path"], a["approximate"], a["backend"])
+        return sorted(pool) if pool is not None else [load_task(a["task"], allow_path=a["allow_task_path"]).name]
+
+    @staticmethod
+    def _task_pool(task: str, allow_path: bool, approximate: bool, backend: str) -> dict[str, Path] | None:
         """The tasks episodes choose from: every shipped task (task="all"), a dataset folder's, or None. A
         dataset's published tasks are checked up front: every unreproducible one is named at once."""
         if task == ALL_TASKS:
@@ -188,7 +201,7 @@ class CodingEnv(gym.Env):
             pool[t.name] = folder
             if isinstance(t, PublishedTask):
                 try:
-                    check_reproducible(t, self.approximate, self.backend)
+                    check_reproducible(t, approximate, backend)
                 except UnreproducibleTaskError as e:
                     refused.append(e)
         if refused:

@@ -72,6 +72,44 @@ def test_trials_needs_an_env_of_named_tasks(tmp_path: Path) -> None:
         )
 
 
+def _trials(tmp_path: Path, env: dict[str, object], **raw: object) -> int:
+    from agents.config import RunConfig, validate_config
+    from agents.engine import with_trials
+
+    cfg = validate_config(RunConfig, {"env": env, "brain": {"name": "scripted"}, "out": str(tmp_path), **raw})
+    return with_trials(cfg).episodes
+
+
+def test_trials_count_the_tasks_the_env_class_names_for_its_kwargs(tmp_path: Path) -> None:
+    """The class answers from the kwargs (no env, no sandbox), as an env made with them would."""
+    from envs.coding.env import CodingEnv
+
+    data = tmp_path / "dataset"
+    _task(data, "count-words")
+    _task(data, "silent-verifier")
+    for kwargs in ({"task": str(data)}, {"task": "all"}, {}):
+        assert CodingEnv.tasks_of(kwargs) == CodingEnv(**kwargs).task_names()  # type: ignore[arg-type]
+    assert _trials(tmp_path, {"id": "coding", "kwargs": {"task": str(data)}}, trials=3) == 6
+    assert _trials(tmp_path, {"id": "coding"}, trials=2) == 2  # one task
+    assert _trials(tmp_path, {"id": "coding"}, episodes=9) == 9  # no trials: episodes as asked
+
+
+@pytest.mark.parametrize(
+    "env,raw,words",
+    [
+        ({"id": "coding", "kwargs": {"tsk": "x"}}, {}, "bad env.kwargs for 'coding': .*'tsk'"),
+        ({"id": "agentsim/Nope-v0"}, {}, "unknown env id 'agentsim/Nope-v0'; project envs: .*coding"),
+        ({"id": "x-v0", "entry_point": "no_such_module:Env"}, {}, "could not be imported from no_such_module:Env"),
+        ({"id": "coding"}, {"remote": {"url": "http://127.0.0.1:9"}}, "trials= needs the env in this process"),
+    ],
+)
+def test_trials_with_a_bad_env_is_a_config_error_naming_it(
+    tmp_path: Path, env: dict[str, object], raw: dict[str, object], words: str
+) -> None:
+    with pytest.raises(ConfigError, match=words):
+        _trials(tmp_path, env, trials=2, **raw)
+
+
 @needs_bwrap
 def test_a_dataset_runs_each_task_trials_times_in_parallel_with_a_summary_per_task(tmp_path: Path) -> None:
     data = tmp_path / "dataset"
