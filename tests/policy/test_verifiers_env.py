@@ -1,21 +1,24 @@
 """The verifiers adapter (`agents.policy.verifiers_env`) with the real verifiers package (0.3.x, classic stack).
 
 Loaded by name through `vf.load_environment`, as prime-rl loads an env; driven through verifiers' own
-MultiTurnEnv methods by the env's scripted expert (the rubric's reward is then the episode's return). The
-rollout by verifiers' `evaluate` against llama.cpp's real OpenAI-compatible server is written but skipped: see its reason.
+MultiTurnEnv methods by the env's scripted expert (the rubric's reward is then the episode's return); and rolled
+out by verifiers' `evaluate` against llama.cpp's real OpenAI-compatible server and the embedded Gemma 3 270M.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import gymnasium as gym
+import httpx
 import pytest
 import verifiers as vf
 from openai import AsyncOpenAI
 from verifiers.clients import OpenAIChatCompletionsClient
 
 import tests.toy_env  # noqa: F401  (registers the corridor, a user's env)
+from agents.policy.llama_cpp_chat_client import LlamaCppChatClient
 from agents.policy.verifiers_env import STATE_KEY, TextEnvironment
 from tests.toy_env import ENV_ID as CORRIDOR
 
@@ -98,16 +101,28 @@ def test_bad_arguments_are_refused_naming_what_is_allowed(args: dict, says: str)
         vf.load_environment(MODULE, **args)
 
 
-@pytest.mark.skip(
-    reason="open (issue 46): verifiers 0.3.1's evaluate against llama.cpp's server left its chat request open with the "
-    "server idle (no completion in 10 min; a direct AsyncOpenAI call then queued behind it); the same path reaches "
-    "the model at once against a closed port. Unskip once the request it sends is found."
-)
 def test_verifiers_rolls_out_against_a_real_local_model_server(llama_server) -> None:
+    """verifiers' own `evaluate` against llama.cpp's server, through the client that server needs.
+
+    Every request is recorded off the wire: the length goes as `max_tokens` (the server drops verifiers'
+    `max_completion_tokens` and then generates to the end of its context) and no message field is null (the
+    server refuses an assistant turn's `"tool_calls": null` with a 500), so the second turn is answered too.
+    """
     env = vf.load_environment(MODULE, env=CORRIDOR, num_examples=1, max_turns=2)
-    client = OpenAIChatCompletionsClient(AsyncOpenAI(base_url=llama_server, api_key="local", max_retries=0))
+    sent: list[dict] = []
+    answered: list[dict] = []
+
+    async def record_request(request: httpx.Request) -> None:
+        sent.append(json.loads(request.content))
+
+    async def record_answer(response: httpx.Response) -> None:
+        await response.aread()
+        answered.append({"status": response.status_code, "body": response.json()})
+
+    http = httpx.AsyncClient(timeout=120, event_hooks={"request": [record_request], "response": [record_answer]})
+    openai = AsyncOpenAI(base_url=llama_server, api_key="local", max_retries=0, timeout=120, http_client=http)
     results = env.evaluate_sync(
-        client,
+        LlamaCppChatClient(openai),
         "gemma-chat",
         sampling_args={"max_tokens": 24, "temperature": 0.7},
         num_examples=1,
@@ -119,6 +134,12 @@ def test_verifiers_rolls_out_against_a_real_local_model_server(llama_server) -> 
     for out in outputs:
         assert out.get("error") is None, out.get("error")
         turns = [m for m in out["completion"] if m["role"] == "assistant"]
-        assert 1 <= len(turns) <= 2 and all(m["content"] is not None for m in turns)  # the model really answered
+        assert len(turns) == 2 and all(m["content"] is not None for m in turns)  # the corridor needs more steps
         # a 270M model rarely acts well: whatever it did, the reward is the env's return and the steps are counted
         assert out["reward"] >= 0 and 0 <= out["metrics"]["env_steps"] <= len(turns)
+    assert len(sent) == len(answered) == 4  # two rollouts, two turns each
+    assert all(a["status"] == 200 for a in answered), answered
+    assert all(body["max_tokens"] == 24 and "max_completion_tokens" not in body for body in sent)
+    assert all(None not in message.values() for body in sent for message in body["messages"])
+    assert any(m["role"] == "assistant" for body in sent for m in body["messages"])  # a second turn was sent
+    assert all(0 < a["body"]["usage"]["completion_tokens"] <= 24 for a in answered)  # the server kept to the length
