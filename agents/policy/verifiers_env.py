@@ -12,7 +12,8 @@ parsed for one action (a ReAct `Action:` line, or a bare action; `agents.action.
 and `env_response` answers with the next observation, the env's error for a refused action, and the actions
 allowed now. The episode ends where the env ends it (terminated, or its `TimeLimit`): the last observation
 is the final env response. The rubric's reward is the episode's return (the sum of the env's rewards);
-`success` (the episode ended with a positive return) and the env-step count are metrics.
+`success` (the episode ended with a positive return) and the env-step count are metrics. Against
+llama-cpp-python's server, roll out with `agents.policy.llama_cpp_chat_client.LlamaCppChatClient`.
 """
 
 from __future__ import annotations
