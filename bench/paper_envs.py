@@ -112,7 +112,7 @@ def bench_agent(name: str, env_id: str, episodes: int, max_steps: int) -> dict:
         r = run_config(cfg, console=Console(stderr=True, quiet=True))
         wall = time.perf_counter() - start
         rows = [json.loads(line) for line in (Path(out) / "trajectories.jsonl").read_text().splitlines() if line]
-    successes = [float(bool(ep.get("success"))) for ep in rows]
+    successes = [float(bool(ep["outcome"]["success"])) for ep in rows]
     mean, half = ci95(successes)
     s = r.summary
     return {

@@ -9,8 +9,8 @@ Stages, each a documented command of the project (printed as it runs):
    the policy it will guide;
 2. a PRM with the paper's TD/GAE labels (`python -m prm.train`, MiniLM);
 3. on held-out *test* goals 0..N-1, the same memoryless sampler (`python -m prm.search`, temperature 0.7): one
-   sample, Best-of-16 random, and beam search 4x4 (equal budget: 16 policy samples a decision), with the validated
-   policy prior (0.3) and without it (the paper's);
+   sample, Best-of-16 random, and beam search 4x4 (equal budget: 16 policy samples a decision) with the validated
+   policy prior (0.3; `--paper-beam` adds the paper's, without it);
 4. a table: success (95% Wilson interval), mean score (95% t-interval), policy samples per goal, and paired
    differences against one sample and against Best-of-16 random. Writes bench/results/prm_policy.json.
 """
@@ -38,8 +38,8 @@ ARMS: dict[str, list[str]] = {
     "one sample": ["strategy=random", "n=1"],
     "Best-of-16 random": ["strategy=random", "n=16"],
     "beam 4x4 (prior 0.3)": ["strategy=beam", "n=4", "m=4", "prior=0.3"],
-    "beam 4x4 (paper, prior 0)": ["strategy=beam", "n=4", "m=4", "prior=0"],
 }
+PAPER_BEAM = {"beam 4x4 (paper, prior 0)": ["strategy=beam", "n=4", "m=4", "prior=0"]}  # --paper-beam
 NEEDS_PRM = {"beam 4x4 (prior 0.3)", "beam 4x4 (paper, prior 0)"}
 
 
@@ -61,6 +61,7 @@ def main() -> None:
     ap.add_argument("--rollouts", type=int, default=300, help="policy rollouts on training goals for the PRM")
     ap.add_argument("--rollout-seed", type=int, default=40000, help="first training-goal seed of the rollouts")
     ap.add_argument("--epochs", type=int, default=3, help="PRM training epochs")
+    ap.add_argument("--paper-beam", action="store_true", help="also beam 4x4 without the policy prior (the paper's)")
     ap.add_argument("--work", type=Path, default=ROOT / "runs" / "prm-policy")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "prm_policy.json")
     args = ap.parse_args()
@@ -91,7 +92,8 @@ def main() -> None:
     timings["prm_train_s"] = time.perf_counter() - t
     # 3. the arms on held-out test goals, the same sampler (memoryless agent, temperature 0.7)
     results: dict[str, list[dict[str, Any]]] = {}
-    for arm, keys in ARMS.items():
+    arms = {**ARMS, **(PAPER_BEAM if args.paper_beam else {})}
+    for arm, keys in arms.items():
         folder = w / "search" / arm.split(" (")[0].replace(" ", "-").lower() / (keys[-1].replace("=", ""))
         t = time.perf_counter()
         if len(episodes(folder)) < args.goals:
