@@ -2,9 +2,11 @@
 
 Works with any brain that can sample: a brain that ranks the env's listed actions (`choose` at a
 temperature: local llama.cpp, scripted expert with epsilon noise) or one that writes text
-(`complete` at a temperature: OpenAI-compatible endpoints). The agent used here has no memory:
-each sample sees the instruction and the current observation, so samples at one state are
-independent of how the search reached it.
+(`complete` at a temperature: OpenAI-compatible endpoints). With `history=True` the agent acts as it
+does in `python -m agents.run`: every draw at a node starts from the agent state saved along the
+node's path (its transcript of earlier turns), and the child of a chosen action carries that state
+plus the turn just taken. With `history=False` each sample sees only the instruction and the
+current observation (the memoryless sampler older tables were measured with).
 
 A `Node` is a search state: the env snapshot plus the steps that led there, as `StepRecord`s,
 so a finished node becomes an ordinary trajectory record.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -38,10 +41,23 @@ class Sample:
     tokens_out: int = 0
     latency_s: float = 0.0
     error: str | None = None  # why it did not parse
+    # the agent state after this draw is acted on: (action taken, observation, reward, info, feedback) -> state;
+    # None: the sampler keeps no history (the child starts from a fresh agent)
+    after: Callable[[str | None, str, float, dict[str, Any], str | None], dict[str, Any]] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+
+UNPARSED = "Your reply could not be parsed."  # the feedback `agents.run` gives a reply without a reason
+AgentState = dict[str, Any]  # `Agent.save_state()`: the episode so far as the policy reads it
 
 
 class ActionSampler(Protocol):
-    """A policy search and MC labels can draw actions from."""
+    """A policy search and MC labels can draw actions from.
+
+    A sampler that keeps the path's history sets `history = True`; it is then called with `state=` (the node's
+    `agent_state`, None at the root) and may give each `Sample` an `after`. One without history (no attribute, or
+    False) is called as below and ignores how the search reached the state."""
 
     def sample(
         self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int, seed: int
@@ -52,28 +68,58 @@ class ActionSampler(Protocol):
 
 
 class BrainSampler:
-    """Draws `n` independent actions from a brain at a temperature (one seed per draw)."""
+    """Draws `n` actions from a brain at a temperature (one seed per draw) through the agent `agents.run` builds.
 
-    def __init__(self, brain: Brain, temperature: float = 1.0, agent_cfg: dict[str, Any] | None = None) -> None:
+    `history=True`: every draw at a node starts from the node's agent state, so the policy reads the transcript
+    of the path's earlier turns, as it does in a run (all draws at a node share one prompt: a local brain ranks
+    once). `history=False`: a memoryless agent, reset before each draw (one-turn prompts)."""
+
+    def __init__(
+        self,
+        brain: Brain,
+        temperature: float = 1.0,
+        agent_cfg: dict[str, Any] | None = None,
+        history: bool = False,
+    ) -> None:
         from agents.core.factory import build_agent
         from agents.resolve import resolve_agent
 
         cfg = dict(agent_cfg or {})
         cfg["temperature"] = temperature
         self.brain = brain
+        self.history = history
         self.agent: Agent = build_agent(brain, resolve_agent(cfg), None)
 
+    def _begin(self, instruction: str, state: AgentState | None, seed: int) -> None:
+        """Put the agent at the node: the path's saved state (history) or a fresh episode, reseeded for this draw."""
+        if self.history and state is not None:
+            self.agent.load_state(state)
+            self.agent.seed = seed
+        else:
+            self.agent.reset(instruction, seed=seed)
+
     def sample(
-        self, env: gym.Env, instruction: str, observation: str, info: dict[str, Any], n: int, seed: int
+        self,
+        env: gym.Env,
+        instruction: str,
+        observation: str,
+        info: dict[str, Any],
+        n: int,
+        seed: int,
+        state: AgentState | None = None,
     ) -> list[Sample]:
-        """`n` independent decisions of a memoryless agent at this state, one seed each."""
+        """`n` decisions at this state, one seed each, from the node's agent `state` (history) or a fresh agent."""
         if isinstance(self.brain, EnvBoundBrain):
             self.brain.bind_env(env)
         out = []
         for i in range(n):
-            self.agent.reset(instruction, seed=seed * 1009 + i)
+            self._begin(instruction, state, seed * 1009 + i)
             d = self.agent.decide(observation, info)
             o = d.output
+            after = None
+            if self.history:  # the agent as `decide` left it (transcript fitted, the turn pending)
+                decided, pending = self.agent.save_state(), self.agent._pending
+                after = _Observed(self.agent, decided, pending)
             out.append(
                 Sample(
                     d.parsed.action if d.parsed.ok else None,
@@ -81,10 +127,46 @@ class BrainSampler:
                     o.tokens_in,
                     o.tokens_out,
                     o.latency_s,
-                    None if d.parsed.ok else (d.parsed.error or "unparsable output"),
+                    None if d.parsed.ok else (d.parsed.error or UNPARSED),
+                    after=after,
                 )
             )
         return out
+
+    def advance(
+        self,
+        state: AgentState | None,
+        instruction: str,
+        observation: str,
+        info: dict[str, Any],
+        sample: Sample,
+        result: tuple[str | None, str, float, dict[str, Any], str | None],
+    ) -> AgentState | None:
+        """The agent state after `sample` was taken at a node whose state is `state`, for a sample this sampler did
+        not draw (a branch, a replayed step): the node's prompt is rebuilt (no brain call) and the taken action
+        becomes its reply, as `Agent._extend_transcript` records a decision it did not make."""
+        if not self.history:
+            return None
+        self._begin(instruction, state, 0)
+        percept, _ = self.agent._prepare(observation, info)
+        self.agent._pending = (percept, sample.raw_output, sample.action, observation)
+        return _Observed(self.agent, self.agent.save_state(), self.agent._pending)(*result)
+
+
+class _Observed:
+    """The agent state after a decision was acted on: what `Agent.observe` makes of it, so the transcript is the
+    one `agents.run` would hold (a different action than decided is recorded as the reply, as in a run)."""
+
+    def __init__(self, agent: Agent, decided: AgentState, pending: Any) -> None:
+        self.agent, self.decided, self.pending = agent, decided, pending
+
+    def __call__(
+        self, action: str | None, observation: str, reward: float, info: dict[str, Any], feedback: str | None
+    ) -> AgentState:
+        self.agent.load_state(self.decided)
+        self.agent._pending = self.pending
+        self.agent.observe(action, observation, reward, info, feedback=feedback)
+        return self.agent.save_state()
 
 
 @dataclass
@@ -104,6 +186,8 @@ class Node:
     last_reward: float = 0.0
     score: float | None = None  # PRM promise of the last step
     compact: Compactor = field(default=unchanged, repr=False, compare=False)  # the env's compact_observation
+    # `Agent.save_state()` after the path's last step, for a sampler with history; None: a fresh agent (the root)
+    agent_state: AgentState | None = field(default=None, repr=False, compare=False)
 
     def prm_item(self) -> tuple[str, list[str], list[str]]:
         """(instruction, states as the PRM reads them, actions): what `PRMScorer` scores."""
@@ -132,8 +216,11 @@ def start(env: gym.Env, seed: int | None = None, options: dict[str, Any] | None 
     return Node(_snapshot(env), obs, info, str(info.get("instruction", "")), obs, compact=env_compactor(env))
 
 
-def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int) -> Node:
-    """The child of `node` after `sample` (the env is restored to `node` first; it is left at the child)."""
+def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int, sampler: ActionSampler | None = None) -> Node:
+    """The child of `node` after `sample` (the env is restored to `node` first; it is left at the child).
+
+    The child's `agent_state` is what the sample's `after` makes of the step (a sampler with history); for a sample
+    no such sampler drew (a branch, a replayed step) `sampler`'s `advance` builds it, if it has one; else None."""
     common: dict[str, Any] = dict(
         index=len(node.steps),
         raw_output=sample.raw_output,
@@ -142,13 +229,15 @@ def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int) -> Node:
         latency_s=sample.latency_s,
     )
     if sample.action is None:
-        step = step_record(None, None, feedback=sample.error or "Your reply could not be parsed.", **common)
+        feedback = sample.error or UNPARSED
+        step = step_record(None, None, feedback=feedback, **common)
         child = replace(
             node,
             observations=node.observations + [node.observation],
             actions=node.actions + [f"(unparsed output) {sample.raw_output[:120]}"],
             steps=node.steps + [step],
             score=None,
+            agent_state=_after(node, sample, sampler, (None, node.observation, 0.0, node.info, feedback)),
         )
     else:
         restore_env(env, node.snapshot)
@@ -167,6 +256,7 @@ def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int) -> Node:
             bool(truncated),
             float(reward) if reward else node.last_reward,
             compact=node.compact,
+            agent_state=_after(node, sample, sampler, (sample.action, obs, float(reward or 0.0), info, None)),
         )
     if not child.done and len(child.steps) >= max_steps:
         child.truncated = True
@@ -174,11 +264,33 @@ def apply(env: gym.Env, node: Node, sample: Sample, max_steps: int) -> Node:
     return child
 
 
+def _after(
+    node: Node,
+    sample: Sample,
+    sampler: ActionSampler | None,
+    result: tuple[str | None, str, float, dict[str, Any], str | None],
+) -> AgentState | None:
+    """The agent state of `node`'s child after `sample` led to `result` (None: the sampler keeps no history)."""
+    if sample.after is not None:
+        return sample.after(*result)
+    advance = getattr(sampler, "advance", None) if getattr(sampler, "history", False) else None
+    return advance(node.agent_state, node.instruction, node.observation, node.info, sample, result) if advance else None
+
+
+def _draw(env: gym.Env, sampler: ActionSampler, node: Node, n: int, seed: int) -> list[Sample]:
+    """`sampler.sample` at `node`, given the node's agent state when the sampler keeps history."""
+    if getattr(sampler, "history", False):
+        return sampler.sample(  # type: ignore[call-arg]
+            env, node.instruction, node.observation, node.info, n, seed, state=node.agent_state
+        )
+    return sampler.sample(env, node.instruction, node.observation, node.info, n, seed)
+
+
 def sample_at(env: gym.Env, sampler: ActionSampler, node: Node, n: int, seed: int) -> list[Sample]:
     """`n` actions at `node`. The env is put at the node first: a brain that reads the live env (the scripted
     expert, any `EnvBoundBrain`) must act on this state, not on whichever node was stepped last."""
     restore_env(env, node.snapshot)
-    return sampler.sample(env, node.instruction, node.observation, node.info, n, seed)
+    return _draw(env, sampler, node, n, seed)
 
 
 def rollout(
@@ -189,8 +301,8 @@ def rollout(
     n = 0
     restore_env(env, node.snapshot)  # then `apply` leaves the env at each next node
     while not node.done:
-        s = sampler.sample(env, node.instruction, node.observation, node.info, 1, seed * 131 + len(node.steps))[0]
-        node = apply(env, node, s, max_steps)
+        s = _draw(env, sampler, node, 1, seed * 131 + len(node.steps))[0]
+        node = apply(env, node, s, max_steps, sampler)
         if path is not None:
             path.append(node)
         n += 1
@@ -266,7 +378,7 @@ def branch_rollouts(
         i = rng.choice(states)
         at, taken = path[i], path[i + 1].actions[-1]
         options = [a for a in at.info["available_actions"] if a != taken] or list(at.info["available_actions"])
-        child = apply(env, at, Sample(rng.choice(options), BRANCH_OUTPUTS[0]), max_steps)
+        child = apply(env, at, Sample(rng.choice(options), BRANCH_OUTPUTS[0]), max_steps, cont)
         end, n = rollout(env, cont, child, seed=seed * 7919 + b, max_steps=max_steps)
         ends.append(end)
         steps += 1 + n
@@ -303,7 +415,7 @@ def sibling_rollouts(
         others = [a for a in at.info["available_actions"] if a != taken]
         picked = [taken, *rng.sample(others, min(len(others), max(0, max_siblings - 1)))]
         for j, a in enumerate(picked):
-            child = apply(env, at, Sample(a, BRANCH_OUTPUTS[1]), max_steps)
+            child = apply(env, at, Sample(a, BRANCH_OUTPUTS[1]), max_steps, cont)
             end, n = rollout(env, cont, child, seed=seed * 7919 + i * 131 + j, max_steps=max_steps)
             ends.append(end)
             steps += 1 + n

@@ -41,6 +41,9 @@ class SearchConfig(AgentInEnvConfig):
     # beats Best-of-N random at 4x4 and 8x8 where the PRM alone loses at 8x8 (docs/prm.md); prior=0 = the paper's
     prior: float = Field(0.3, ge=0.0)
     temperature: float = Field(0.7, ge=0.0)  # the paper samples at 0.7 at test time
+    # true: every draw reads the transcript of the path's earlier turns, as the policy does in agents.run;
+    # false: a memoryless one-turn prompt per draw (the sampler tables before issue 42 were measured with)
+    history: bool = True
     episodes: int = Field(5, ge=1)  # episode i resets with seed = seed + i
     seed: int = Field(0, ge=0, le=SEED_MAX)
     max_steps: int | None = Field(None, ge=1)  # None = env.max_steps
@@ -64,7 +67,7 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
     agent = resolve_perception(c.agent, brain_cfg, env_name)
     brain = build_brain(resolve_brain(brain_cfg, env_name, agent.perception.turn_style))
     agent_cfg = agent.model_dump(exclude={"temperature"})
-    sampler = BrainSampler(brain, temperature=c.temperature, agent_cfg=agent_cfg)
+    sampler = BrainSampler(brain, temperature=c.temperature, agent_cfg=agent_cfg, history=c.history)
     store = TrajectoryStore(Path(c.out) / TRAJECTORIES)
     results = []
     for i in range(c.episodes):
@@ -90,7 +93,10 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
             brain=brain.name,
             model=brain.model,
             env_kwargs=dict(c.env.kwargs),
-            meta={"search": res.meta | {"samples": res.samples, "env_steps": res.env_steps, "scored": res.scored}},
+            meta={
+                "search": res.meta
+                | {"samples": res.samples, "env_steps": res.env_steps, "scored": res.scored, "history": c.history}
+            },
             success_threshold=c.env.success_threshold,
             started_at=t0,
         )

@@ -137,7 +137,7 @@ def beam_search(
             for s in drawn:
                 same.setdefault(s.action if s.action is not None else ("unparsed", s.raw_output), []).append(s)
             for group in same.values():  # one child per distinct draw
-                children.append(apply(env, node, group[0], max_steps))
+                children.append(apply(env, node, group[0], max_steps, sampler))
                 log_share.append(float(np.log(len(group) / len(drawn))))
                 env_steps += group[0].action is not None
         if scorer is not None:

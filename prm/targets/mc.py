@@ -31,8 +31,9 @@ class MCLabels:
     sampled_steps: int  # policy steps spent on the rollouts
 
 
-def replay(env: gym.Env, ep: EpisodeRecord, max_steps: int) -> list[Node]:
-    """The node after each recorded step (same seed + same actions = same trajectory)."""
+def replay(env: gym.Env, ep: EpisodeRecord, max_steps: int, sampler: ActionSampler | None = None) -> list[Node]:
+    """The node after each recorded step (same seed + same actions = same trajectory); a `sampler` with history
+    also gives each node the agent state of that path, so rollouts from it read the recorded turns."""
     node = start(env, seed=ep.seed, options=ep.meta.get("reset_options"))
     if ep.instruction and node.instruction != ep.instruction:
         raise ValueError(
@@ -41,7 +42,7 @@ def replay(env: gym.Env, ep: EpisodeRecord, max_steps: int) -> list[Node]:
         )
     nodes = []
     for s in ep.steps:
-        node = apply(env, node, Sample(s.action, s.raw_output, error=s.parse_error), max_steps)
+        node = apply(env, node, Sample(s.action, s.raw_output, error=s.parse_error), max_steps, sampler)
         nodes.append(node)
     return nodes
 
@@ -67,7 +68,7 @@ def mc_labels(
         return float(r >= success_threshold) if outcome == "success" else r
 
     q, spent = [], 0
-    for t, node in enumerate(replay(env, ep, max_steps)):
+    for t, node in enumerate(replay(env, ep, max_steps, sampler)):
         if node.done:
             q.append(value(node))
             continue
