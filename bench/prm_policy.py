@@ -61,6 +61,13 @@ def main() -> None:
     ap.add_argument("--rollouts", type=int, default=300, help="policy rollouts on training goals for the PRM")
     ap.add_argument("--rollout-seed", type=int, default=40000, help="first training-goal seed of the rollouts")
     ap.add_argument("--epochs", type=int, default=3, help="PRM training epochs")
+    ap.add_argument(
+        "--history",
+        choices=["true", "false"],
+        default="true",
+        help="prm.search history=: the sampler reads the path's transcript as the agent does in agents.run (true), "
+        "or one-turn prompts (false, the memoryless sampler of older tables)",
+    )
     ap.add_argument("--paper-beam", action="store_true", help="also beam 4x4 without the policy prior (the paper's)")
     ap.add_argument("--work", type=Path, default=ROOT / "runs" / "prm-policy")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "prm_policy.json")
@@ -94,7 +101,13 @@ def main() -> None:
     results: dict[str, list[dict[str, Any]]] = {}
     arms = {**ARMS, **(PAPER_BEAM if args.paper_beam else {})}
     for arm, keys in arms.items():
-        folder = w / "search" / arm.split(" (")[0].replace(" ", "-").lower() / (keys[-1].replace("=", ""))
+        folder = (
+            w
+            / "search"
+            / f"history-{args.history}"
+            / arm.split(" (")[0].replace(" ", "-").lower()
+            / keys[-1].replace("=", "")
+        )
         t = time.perf_counter()
         if len(episodes(folder)) < args.goals:
             if folder.exists():  # a cut search does not resume: play the arm again
@@ -102,7 +115,7 @@ def main() -> None:
             prm = [f"model={w / 'prm' / 'best'}"] if arm in NEEDS_PRM else []
             run(
                 [py, "-m", "prm.search", "env=webshop", "+env.kwargs.split=test", f"episodes={args.goals}", "seed=0",
-                 "temperature=0.7", *keys, *prm, f"out={folder}"],
+                 "temperature=0.7", f"history={args.history}", *keys, *prm, f"out={folder}"],
                 console,
             )  # fmt: skip
         timings[f"{arm}_s"] = time.perf_counter() - t
@@ -134,7 +147,10 @@ def main() -> None:
                 [100 * (e["outcome"]["reward"] - other[e["seed"]]["outcome"]["reward"]) for e in common]
             )
         rows.append(row)
-    table = Table(title=f"PRM search over agentsim-choice, {args.goals} held-out WebShop goals (temperature 0.7)")
+    table = Table(
+        title=f"PRM search over agentsim-choice, {args.goals} held-out WebShop goals (temperature 0.7, "
+        f"history={args.history})"
+    )
     for col in ("arm", "success", "score", "samples / goal", "success − one sample", "success − Best-of-16 random"):
         table.add_column(col, justify="left" if col == "arm" else "right")
     for r in rows:
@@ -151,7 +167,8 @@ def main() -> None:
         )
     console.print(table)
     summary = {
-        "policy": "agentsim-choice (brain.adapter=auto on WebShop), memoryless sampler at temperature 0.7",
+        "policy": "agentsim-choice (brain.adapter=auto on WebShop) at temperature 0.7, "
+        + ("reading the path's transcript (history=true)" if args.history == "true" else "memoryless (history=false)"),
         "prm": f"TD/GAE (paper labels), MiniLM, {args.epochs} epochs, on {len(rolled)} policy rollouts "
         f"(training goals, seeds {args.rollout_seed}..)",
         "rollout_success": sum(bool(e["outcome"]["success"]) for e in rolled) / max(1, len(rolled)),
