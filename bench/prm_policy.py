@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from agents.trajectories.store import TRAJECTORIES, TrajectoryStore  # noqa: E402
 from bench.stats import ci95, wilson95  # noqa: E402
 
 # arm -> prm.search keys (each spends at most 16 policy samples a decision, one sample spends 1)
@@ -49,10 +50,9 @@ def run(cmd: list[str], console: Console) -> None:
 
 
 def episodes(folder: Path) -> list[dict[str, Any]]:
-    path = folder / "trajectories.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """A run folder's episode records as plain dicts (the project's store reads them; none when absent)."""
+    path = folder / TRAJECTORIES
+    return [rec.model_dump() for rec in TrajectoryStore(path).read()] if path.exists() else []
 
 
 def main() -> None:
