@@ -36,9 +36,19 @@ from bench.stats import ci95
 
 log = logging.getLogger("prm_experiment")
 RESULTS = ROOT / "bench" / "results"
-# env name -> (registered id, the reset option that picks a task); both have snapshot/restore and a scripted expert
-ENVS = {"webshop": ("agentsim/WebShop-v0", "goal_index"), "faulttree": ("agentsim/FaultTree-v0", "entry_index")}
-TITLES = {"webshop": "WebShop", "faulttree": "Fault-tree diagnosis"}
+# env name -> (registered id, the reset option that picks task g, or None where the reset seed picks it: a seed names
+# the whole episode there, TextCraft's distractor recipes and BabyAI's level and grid); all have snapshot/restore
+# and a scripted expert
+ENVS: dict[str, tuple[str, str | None]] = {
+    "webshop": ("agentsim/WebShop-v0", "goal_index"),
+    "faulttree": ("agentsim/FaultTree-v0", "entry_index"),
+    "textcraft": ("agentsim/TextCraft-v0", None),
+    "babyai": ("agentsim/BabyAI-v0", None),
+}
+# the bench's held-out split ("test") by its name in each env; the others call it "eval"
+HELD_OUT = {"webshop": "test", "faulttree": "test", "textcraft": "eval", "babyai": "eval"}
+BABYAI_TRAIN_TASKS = 40_000  # BabyAI training indices below this never play an eval episode (envs/babyai/levels.py)
+TITLES = {"webshop": "WebShop", "faulttree": "Fault-tree diagnosis", "textcraft": "TextCraft", "babyai": "BabyAI"}
 # equal budget B = policy samples per decision: Best-of-N draws B whole trajectories; beam @N x M draws N*M actions a depth
 BEAMS = {2: (1, 2), 4: (2, 2), 8: (2, 4), 16: (4, 4), 32: (4, 8), 64: (8, 8)}
 
@@ -46,35 +56,55 @@ BEAMS = {2: (1, 2), 4: (2, 2), 8: (2, 4), 16: (4, 4), 32: (4, 8), 64: (8, 8)}
 # ---------------------------------------------------------------------------------------------- setup
 def make_env(split: str, args):
     import envs  # noqa: F401
+    from envs.registry import env_class
 
-    if args.env == "faulttree":
-        from envs.faulttree.env import FaultTreeEnv
-
-        return FaultTreeEnv(**env_kwargs(args, split))
-    from envs.webshop.env import WebShopEnv
-
-    return WebShopEnv(**env_kwargs(args, split))
+    return env_class(ENVS[args.env][0])(**env_kwargs(args, split))
 
 
 def env_kwargs(args, split: str) -> dict:
     """What a trajectory record keeps so the episode can be replayed (MC labels) in the same env."""
+    env_split = HELD_OUT[args.env] if split == "test" else split
     if args.env == "faulttree":  # the env's own turn limit is the search's step limit
-        return {"split": split, "max_turns": args.max_steps}
+        return {"split": env_split, "max_turns": args.max_steps}
+    if args.env in ("textcraft", "babyai"):  # the search's max_steps is their step limit
+        return {"split": env_split}
     return {
         "num_products": args.products,
-        "split": split,
+        "split": env_split,
         "max_steps": args.max_steps,
         "observation_mode": args.observation_mode,
     }
 
 
-def task(args, g: int) -> dict:
-    """The reset options that pick task `g`."""
-    return {ENVS[args.env][1]: g}
+def task(args, g: int) -> dict | None:
+    """The reset options that pick task `g` (None where the reset seed picks it)."""
+    option = ENVS[args.env][1]
+    return {option: g} if option else None
+
+
+def task_seed(args, g: int) -> int | None:
+    """The reset seed that picks task `g` (None where a reset option picks it)."""
+    return None if ENVS[args.env][1] else g
+
+
+def at_task(args, g: int) -> dict:
+    """`start`'s keywords for task `g`."""
+    return {"seed": task_seed(args, g), "options": task(args, g)}
+
+
+def in_task(args, g: int) -> dict:
+    """The search functions' keywords for task `g`."""
+    return {"reset_seed": task_seed(args, g), "options": task(args, g)}
 
 
 def n_tasks(env) -> int:
     base = env.unwrapped
+    if hasattr(base, "pool"):  # TextCraft: the split's goals
+        return len(base.pool)
+    if base.__class__.__name__ == "BabyAIEnv":
+        from envs.babyai.levels import EVAL_SIZE
+
+        return EVAL_SIZE if base.split == "eval" else BABYAI_TRAIN_TASKS
     return len(base.goals) if hasattr(base, "goals") else base.num_entries
 
 
@@ -95,7 +125,7 @@ def record(args, node, episode_id: str, g: int, model: str, split: str = "train"
         episode_id=episode_id,
         env_name=args.env,
         env_id=ENVS[args.env][0],
-        seed=0,
+        seed=task_seed(args, g) or 0,
         brain="scripted",
         model=model,
         env_kwargs=env_kwargs(args, split),
@@ -109,7 +139,7 @@ def collect(env, sampler, goals: list[int], per_goal: int, seed: int, args, spli
 
     eps, steps = [], 0
     for g in goals:
-        root = start(env, options=task(args, g))
+        root = start(env, **at_task(args, g))
         for j in range(per_goal):
             end, n = rollout(env, sampler, root, seed=seed * 100_003 + g * 97 + j, max_steps=args.max_steps)
             steps += n
@@ -210,7 +240,7 @@ def stage_data(args, work: Path) -> dict:
 
         base = make_sampler(args, epsilon=0.2)
         for g in td_goals:
-            root = start(train_env, options=task(args, g))
+            root = start(train_env, **at_task(args, g))
             ends, n = branch_rollouts(
                 train_env, base, sampler, root, branches=args.branches, seed=7 + g, max_steps=args.max_steps
             )
@@ -227,7 +257,7 @@ def stage_data(args, work: Path) -> dict:
         base = make_sampler(args, epsilon=0.2)
         cont = make_sampler(args, epsilon=args.sibling_epsilon)
         for g in td_goals:
-            root = start(train_env, options=task(args, g))
+            root = start(train_env, **at_task(args, g))
             ends, n = sibling_rollouts(
                 train_env,
                 base,
@@ -256,7 +286,7 @@ def stage_data(args, work: Path) -> dict:
         from prm.policy import ending_branches, rollout, start
 
         for g in td_goals:
-            root = start(train_env, options=task(args, g))
+            root = start(train_env, **at_task(args, g))
             path = [root]
             end, n = rollout(train_env, sampler, root, seed=31 + g, max_steps=args.max_steps, path=path)
             kids, probed = ending_branches(
@@ -479,15 +509,13 @@ def stage_search(
                             n=1,
                             seed=sd,
                             max_steps=args.max_steps,
-                            options=task(args, g),
+                            **in_task(args, g),
                         )
                     elif method == "single":  # one policy sample, no choice: the no-search baseline
-                        res = best_of_n(
-                            env, sampler, None, n=1, seed=sd, max_steps=args.max_steps, options=task(args, g)
-                        )
+                        res = best_of_n(env, sampler, None, n=1, seed=sd, max_steps=args.max_steps, **in_task(args, g))
                     elif method == "bon":
                         res = best_of_n(
-                            env, sampler, scorer, n=b, seed=sd, max_steps=args.max_steps, options=task(args, g)
+                            env, sampler, scorer, n=b, seed=sd, max_steps=args.max_steps, **in_task(args, g)
                         )
                         # unguided baselines from the very same samples: a random pick among those that really
                         # ended (its expectation; the same rule the PRM pick follows) and the oracle
@@ -496,12 +524,10 @@ def stage_search(
                         rnd_r.append(float(np.mean(outs)))
                         orc.append(float(max(outs) >= 1.0))
                     elif method == "rerank":  # per step: B sampled actions, take the most promising
-                        res = rerank(
-                            env, sampler, scorer, m=b, seed=sd, max_steps=args.max_steps, options=task(args, g)
-                        )
+                        res = rerank(env, sampler, scorer, m=b, seed=sd, max_steps=args.max_steps, **in_task(args, g))
                     elif method == "vote":  # per step: B sampled actions, take the most drawn (no PRM)
                         res = rerank(
-                            env, sampler, None, m=b, seed=sd, max_steps=args.max_steps, options=task(args, g), prior=1.0
+                            env, sampler, None, m=b, seed=sd, max_steps=args.max_steps, **in_task(args, g), prior=1.0
                         )
                     else:  # beam, beamp<prior>, rerankp<prior>
                         kind, prior = split_method(method)
@@ -514,7 +540,7 @@ def stage_search(
                             m=m_,
                             seed=sd,
                             max_steps=args.max_steps,
-                            options=task(args, g),
+                            **in_task(args, g),
                             prior=prior,
                         )
                     samples += res.samples
@@ -589,7 +615,7 @@ def stage_siblings(args, work: Path, prm_name: str, goals: int = 15, split: str 
     else:
         ids = list(range(min(goals, n_tasks(env))))
     for g in ids:
-        root = start(env, options=task(args, g))
+        root = start(env, **at_task(args, g))
         visited = [root]
         rollout(env, sampler, root, seed=g, max_steps=args.max_steps, path=visited)
         for node in visited[:-1]:

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 
 from agents.brains.base import Brain, EnvBoundBrain
-from agents.core.agent import Agent
+from agents.core.agent import Agent, PendingTurn
 from agents.core.loop import episode_summary, step_record
 from agents.trajectories.schema import EpisodeRecord, StepRecord
 from envs.contract import EnvSnapshot, restore_env, snapshot_env
@@ -118,7 +118,7 @@ class BrainSampler:
             o = d.output
             after = None
             if self.history:  # the agent as `decide` left it (transcript fitted, the turn pending)
-                decided, pending = self.agent.save_state(), self.agent._pending
+                decided, pending = self.agent.save_state(), self.agent.pending_turn
                 after = _Observed(self.agent, decided, pending)
             out.append(
                 Sample(
@@ -144,27 +144,26 @@ class BrainSampler:
     ) -> AgentState | None:
         """The agent state after `sample` was taken at a node whose state is `state`, for a sample this sampler did
         not draw (a branch, a replayed step): the node's prompt is rebuilt (no brain call) and the taken action
-        becomes its reply, as `Agent._extend_transcript` records a decision it did not make."""
+        becomes its reply, as a run records a decision the agent did not make."""
         if not self.history:
             return None
         self._begin(instruction, state, 0)
-        percept, _ = self.agent._prepare(observation, info)
-        self.agent._pending = (percept, sample.raw_output, sample.action, observation)
-        return _Observed(self.agent, self.agent.save_state(), self.agent._pending)(*result)
+        self.agent.adopt_decision(observation, info, sample.raw_output, sample.action)
+        return _Observed(self.agent, self.agent.save_state(), self.agent.pending_turn)(*result)
 
 
 class _Observed:
     """The agent state after a decision was acted on: what `Agent.observe` makes of it, so the transcript is the
     one `agents.run` would hold (a different action than decided is recorded as the reply, as in a run)."""
 
-    def __init__(self, agent: Agent, decided: AgentState, pending: Any) -> None:
+    def __init__(self, agent: Agent, decided: AgentState, pending: PendingTurn | None) -> None:
         self.agent, self.decided, self.pending = agent, decided, pending
 
     def __call__(
         self, action: str | None, observation: str, reward: float, info: dict[str, Any], feedback: str | None
     ) -> AgentState:
         self.agent.load_state(self.decided)
-        self.agent._pending = self.pending
+        self.agent.pending_turn = self.pending
         self.agent.observe(action, observation, reward, info, feedback=feedback)
         return self.agent.save_state()
 

@@ -203,3 +203,24 @@ def test_fields_on_lines_on_webshop_change_no_action_and_every_prompt_extends_th
         for i in range(1, len(prompts)):
             assert prompts[i].startswith(prompts[i - 1] + f"{lines.steps[i - 1].raw_output}<end_of_turn>\n")
         assert sum(map(approx_tokens, prompts)) < sum(map(approx_tokens, _prompts(plain)))
+
+
+def test_an_adopted_decision_becomes_the_turns_reply_as_a_decided_one_does():
+    """A search's branch or a replayed step is taken without a brain call; the transcript records it as if decided."""
+    env = gym.make(ENV_ID, length=8)
+    obs, info = env.reset(seed=0)
+    decided = Agent(ScriptedBrain(), Perception(PerceptionConfig(budget_tokens=4000)))
+    adopted = Agent(ScriptedBrain(), Perception(PerceptionConfig(budget_tokens=4000)))
+    for agent in (decided, adopted):
+        agent.brain.bind_env(env)
+        agent.reset(str(info["instruction"]), seed=0)
+    d = decided.decide(obs, info)
+    assert decided.pending_turn is not None and decided.pending_turn.decided == d.parsed.action
+    adopted.adopt_decision(obs, info, d.output.text, d.parsed.action)
+    assert adopted.pending_turn is not None and adopted.pending_turn.reply == d.output.text
+    nxt, reward, _, _, info2 = env.step(d.parsed.action)
+    for agent in (decided, adopted):
+        agent.observe(d.parsed.action, nxt, float(reward), info2)
+        assert agent.pending_turn is None
+    assert gemma(adopted.transcript.messages()) == gemma(decided.transcript.messages())
+    assert d.output.text in gemma(adopted.transcript.messages())

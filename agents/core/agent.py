@@ -10,7 +10,7 @@ Two ways to act, chosen per step by `mode`:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from agents.action import REACT_FORMAT, ParseResult, action_tools, parse_react, parse_tool_call
 from agents.brains.base import AsyncChoosingBrain, Brain, BrainOutput, ChoosingBrain
@@ -36,6 +36,15 @@ class Decision:
     output: BrainOutput
     parsed: ParseResult
     mode: str
+
+
+class PendingTurn(NamedTuple):
+    """A step decided but not yet observed: `observe` turns it into a past turn of the transcript."""
+
+    percept: Percept
+    reply: str
+    decided: str | None  # the parsed action (None: the reply did not parse)
+    observation: str
 
 
 class Agent:
@@ -84,8 +93,7 @@ class Agent:
         self._feedback: str | None = None
         self._step = 0
         self.transcript = Transcript(self.perception.count_tokens, compact_chars=self.perception.config.compact_chars)
-        # the step decided but not yet observed: (its percept, the reply, the parsed action, the observation)
-        self._pending: tuple[Percept, str, str | None, str] | None = None
+        self._pending: PendingTurn | None = None  # the step decided but not yet observed
         self._observation = ""
 
     # ------------------------------------------------------------------ episode hooks
@@ -134,6 +142,22 @@ class Agent:
         self.transcript.add(
             percept.turn, reply, observation, user_tokens=percept.turn_tokens, view_key=percept.view_key
         )
+
+    @property
+    def pending_turn(self) -> PendingTurn | None:
+        """The step decided but not yet observed (None after `observe`): a search that tries several decisions at
+        one state keeps each one's pending turn and hands it back before observing that decision's outcome."""
+        return self._pending
+
+    @pending_turn.setter
+    def pending_turn(self, pending: PendingTurn | None) -> None:
+        self._pending = pending
+
+    def adopt_decision(self, observation: str, info: dict[str, Any], reply: str, action: str | None) -> None:
+        """Make a decision taken elsewhere (a search's branch, a replayed step) this step's, without a brain call:
+        the prompt `decide` would build is rebuilt, and the next `observe` records `reply` as the turn's answer."""
+        percept, _ = self._prepare(observation, info)
+        self._pending = PendingTurn(percept, reply, action, observation)
 
     def save_state(self) -> dict[str, Any]:
         """The episode state between steps as plain data (memory excluded: it has its own `save_state`)."""
@@ -206,7 +230,7 @@ class Agent:
             parsed = parse_tool_call(output, available, templates)
         else:
             parsed = parse_react(output.text, available, templates)
-        self._pending = (percept, output.text, parsed.action if parsed.ok else None, self._observation)
+        self._pending = PendingTurn(percept, output.text, parsed.action if parsed.ok else None, self._observation)
         return Decision(percept, output, parsed, "choose" if choosing else "generate")
 
     def _choose_args(self, info: dict[str, Any]) -> list[str]:
