@@ -6,8 +6,8 @@ own words: all content words, and each clause's content words. Which words are n
 English (`STOPWORDS`) plus what the env says of its own domain: `info["slot_stopwords"]`
 (see `envs.contract`; WebShop lists shopping words such as "buy" and "price").
 
-A template whose verb the env already lists concretely (`check[...]` beside `check[Power cord fault]`)
-is not filled from the task: the env has said which arguments are worth trying, and task words
+A template whose verb the env already lists concretely (`check[...]` beside `check[Power cord fault]`,
+TextCraft's `get ...` beside `get 1 bone`) is not filled from the task: the env has said which arguments are worth trying, and task words
 (`check[maintenance assistant]`) are short, likely-sounding and wrong.
 """
 
@@ -63,18 +63,23 @@ def expand_templates(
     max_spans: int = 6,
     stopwords: Collection[str] = (),
     listed: Collection[str] = (),
+    task_slots: Collection[str] | None = None,
 ) -> list[str]:
     """`search[...]` -> `search[<span>]` for each span of the task; templates without a task stay as they are.
 
     `stopwords`: the env's own words to leave out of a slot (`info["slot_stopwords"]`), on top of `STOPWORDS`.
-    `listed`: the env's concrete actions; a template whose verb (`check[`) begins one of them is left out.
+    `listed`: the env's concrete actions; a template whose text before the slot (`check[`, TextCraft's `get `) begins
+    one of them is left out.
+    `task_slots`: the templates whose slot takes words of the task (`info["task_slots"]`; None: all); the others are
+    left out (TextCraft's `craft ...` takes a recipe, never task words).
     """
     spans = task_spans(task, max_spans, stopwords=frozenset(stopwords)) if task else []
-    listed_verbs = {a.split("[", 1)[0] + "[" for a in listed if "[" in a}
     out: list[str] = []
     for t in templates:
         before, slot, after = t.partition(SLOT)
-        if slot and before in listed_verbs:
+        if slot and before.strip() and any(a.startswith(before) for a in listed):
+            continue
+        if slot and task_slots is not None and t not in task_slots:
             continue
         if slot and spans:
             out.extend(before + s + after for s in spans)

@@ -15,6 +15,9 @@ An env is a `gymnasium.Env` with `FreeText` observation and action spaces.
       filling should not put into a template's slot (WebShop: "buy", "price", ...). A template
       whose verb also begins listed `available_actions` (`check[...]` beside `check[Fuse]`) is
       not filled from the task by the ranked-choice agent: the listed ones are its choices.
+    - `task_slots`: list[str], the templates whose slot takes words of the task (absent: all of
+      them). The ranked-choice agent fills only these from the task (TextCraft: none; its slots
+      take recipes and items, which it lists).
 - An action longer than `MAX_ACTION_CHARS` (or not a string) is a bad action; error messages echo
   at most `ECHO_CHARS` of the input (`excerpt`).
 - `terminated` = the task ended (success or failure decided); `truncated` = outside cut-off.

@@ -77,3 +77,22 @@ def test_fault_tree_choices_are_its_listed_actions_and_task_filled_questions():
     assert [a for a in args if a.startswith(("check[", "diagnose["))] == listed
     assert any(a.startswith("ask[") for a in args)  # no concrete questions are listed: the task fills them
     env.close()
+
+
+def test_textcraft_choices_are_its_listed_gets_and_crafts_not_task_words():
+    """TextCraft's templates are space-separated (`get ...`): listed `get 1 bone` covers them, so the ranked choice
+    is among the env's concrete actions, never `get crafting commands craft white dye ...` cut from the task."""
+    import gymnasium as gym
+
+    import envs  # noqa: F401  (registers the envs)
+
+    env = gym.make("agentsim/TextCraft-v0", split="eval")
+    _, info = env.reset(seed=0)
+    assert info["action_templates"] == ["get ...", "craft ..."]
+    agent = Agent(ScriptedBrain(), mode="choose")
+    agent.reset(info["instruction"])
+    assert agent._choose_args(info) == info["available_actions"]
+    # a template none of whose instances is listed is still filled from the task
+    filled = expand_templates(["get ...", "search[...]"], TASK, listed=["get 1 bone"])
+    assert filled and all(f.startswith("search[") for f in filled)
+    env.close()

@@ -241,6 +241,7 @@ class Agent:
                 self.instruction or str(info.get("instruction", "")),
                 stopwords=info.get("slot_stopwords") or (),
                 listed=info.get("available_actions") or (),
+                task_slots=info.get("task_slots"),
             )
         return templates + list(info.get("available_actions") or [])
 

@@ -309,6 +309,7 @@ class TextCraftEnv(gym.Env):
             "instruction": self.instruction,
             "available_actions": self.available_actions(),
             "action_templates": [] if ep.done else list(TEMPLATES),
+            "task_slots": [],  # a slot takes a listed item or recipe, never words of the task (envs/contract.py)
             "goal": display(ep.goal),
             "goal_depth": self.book.depth[ep.goal],
             "inventory": {display(i): n for i, n in sorted(ep.inventory.items())},
