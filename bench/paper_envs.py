@@ -137,6 +137,7 @@ def main() -> None:
     p.add_argument("--skip-agent", action="store_true")
     p.add_argument("--agent-only", action="store_true", help="add the agent rows to an existing --out file")
     p.add_argument("--out", default=str(RESULTS / "paper_envs.json"))
+    p.add_argument("--envs", default=",".join(ENVS), help="comma-separated envs to measure (default: all)")
     a = p.parse_args()
     logging.basicConfig(level=logging.WARNING)
     machine = {
@@ -150,7 +151,11 @@ def main() -> None:
         results["agent_machine"], results["agent_args"] = machine, vars(a)
     else:
         results = {"machine": machine, "args": vars(a), "envs": {}}
-    for name, (env_id, size) in ENVS.items():
+    wanted = [e.strip() for e in a.envs.split(",") if e.strip()]
+    unknown = sorted(set(wanted) - set(ENVS))
+    if unknown:
+        p.error(f"unknown env(s) {unknown}; choose from {sorted(ENVS)}")
+    for name, (env_id, size) in ((n, ENVS[n]) for n in wanted):
         if a.agent_only:
             row = results["envs"][name]
         else:
