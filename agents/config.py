@@ -101,7 +101,9 @@ class EnvConfig(Strict):
     # agent steps per episode (Gymnasium's TimeLimit cuts with truncated=True); None = the env's registered limit
     # (set by `agents.resolve`, so the resolved config and its identity record the limit in force)
     max_steps: int | None = Field(default=None, ge=1)
-    success_threshold: float = 1.0  # an episode succeeds when its final reward reaches this
+    # an episode succeeds when its final reward reaches this; None: when the env says so (`info["success"]` at the
+    # last step: BabyAI's solved levels score below 1), else at final reward 1
+    success_threshold: float | None = None
     kwargs: dict[str, Any] = Field(default_factory=dict)  # constructor kwargs for gymnasium.make
 
     @field_validator("max_steps")

@@ -319,7 +319,7 @@ def to_episode(
     model: str = "",
     env_kwargs: dict[str, Any] | None = None,
     meta: dict[str, Any] | None = None,
-    success_threshold: float = 1.0,
+    success_threshold: float | None = None,
     started_at: float | None = None,
 ) -> EpisodeRecord:
     """A finished node as a trajectory record (the same schema `agents.run` writes)."""
@@ -332,6 +332,7 @@ def to_episode(
         truncation_reason=reason,
         success_threshold=success_threshold,
         wall_time_s=0.0,
+        last_info=node.info,
     )
     now = time.time()
     return EpisodeRecord(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -44,6 +44,15 @@ def step_record(
     )
 
 
+def is_success(last_reward: float, last_info: Mapping[str, Any] | None, threshold: float | None) -> bool:
+    """Whether an episode succeeded. A threshold given: the final reward reaches it. None (the default): the env's own
+    word, `info["success"]` at the last step, where it gives one (BabyAI's reward shrinks with the steps taken, so a
+    solved level scores below 1); else the final reward reaches 1."""
+    if threshold is None and last_info is not None and "success" in last_info:
+        return bool(last_info["success"])
+    return last_reward >= (1.0 if threshold is None else threshold)
+
+
 def episode_summary(
     steps: list[StepRecord],
     *,
@@ -51,14 +60,15 @@ def episode_summary(
     terminated: bool,
     truncated: bool,
     truncation_reason: str | None,
-    success_threshold: float,
+    success_threshold: float | None,
     wall_time_s: float,
+    last_info: Mapping[str, Any] | None = None,
 ) -> tuple[Outcome, EpisodeStats]:
     """The outcome and the counters of an episode, from its step records (one rule for every writer of records)."""
     outcome = Outcome(
         reward=last_reward,
         total_reward=sum(s.reward for s in steps),
-        success=last_reward >= success_threshold,
+        success=is_success(last_reward, last_info, success_threshold),
         terminated=terminated,
         truncated=truncated,
         truncation_reason=truncation_reason,
@@ -122,7 +132,7 @@ class EpisodeRunner:
         keep_messages: bool = True,
         keep_token_ids: bool = True,
         reset_options: dict[str, Any] | None = None,
-        success_threshold: float = 1.0,
+        success_threshold: float | None = None,
     ) -> None:
         self.env, self.agent = env, agent
         self.seed, self.max_steps, self.max_invalid = seed, max_steps, max_invalid
@@ -204,6 +214,7 @@ class EpisodeRunner:
             truncation_reason=self.truncation_reason,
             success_threshold=self.success_threshold,
             wall_time_s=time.perf_counter() - self._t0,
+            last_info=self.info,
         )
         self.agent.end(outcome.model_dump())
         return EpisodeRecord(

@@ -192,3 +192,17 @@ def test_a_cycling_bot_gives_up_instead_of_hanging() -> None:
         if terminated or truncated:
             break
     assert truncated and info["expert_lost"] and not info.get("success")
+
+
+def test_a_solved_level_is_a_success_though_its_reward_is_below_one() -> None:
+    """minigrid pays 1 - 0.9 * steps / max_steps: success is the env's word (`info["success"]`), not reward >= 1,
+    unless a run sets `env.success_threshold` itself."""
+    from agents.brains.scripted import ScriptedBrain
+    from agents.core import Agent, run_episode
+
+    env = gym.make("agentsim/BabyAI-v0", split="eval")
+    rec = run_episode(env, Agent(ScriptedBrain(), mode="choose"), seed=0)
+    assert rec.outcome.terminated and 0.0 < rec.outcome.reward < 1.0 and rec.outcome.success
+    strict = run_episode(env, Agent(ScriptedBrain(), mode="choose"), seed=0, success_threshold=1.0)
+    assert strict.outcome.reward == rec.outcome.reward and not strict.outcome.success
+    env.close()
