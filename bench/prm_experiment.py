@@ -97,6 +97,14 @@ def in_task(args, g: int) -> dict:
     return {"reset_seed": task_seed(args, g), "options": task(args, g)}
 
 
+def solved(node) -> bool:
+    """Success at a real end, as the env judges it (`info["success"]`: BabyAI's solved levels pay below 1), else a
+    final reward of 1; a cut is a failure."""
+    if not node.terminated:
+        return False
+    return bool(node.info.get("success", node.outcome() >= 1.0))
+
+
 def n_tasks(env) -> int:
     base = env.unwrapped
     if hasattr(base, "pool"):  # TextCraft: the split's goals
@@ -519,10 +527,11 @@ def stage_search(
                         )
                         # unguided baselines from the very same samples: a random pick among those that really
                         # ended (its expectation; the same rule the PRM pick follows) and the oracle
-                        outs = [n.outcome() for n in ended(res.finished)]
-                        rnd_s.append(float(np.mean([o >= 1.0 for o in outs])))
+                        pool = ended(res.finished)
+                        outs = [n.outcome() for n in pool]
+                        rnd_s.append(float(np.mean([solved(n) for n in pool])))
                         rnd_r.append(float(np.mean(outs)))
-                        orc.append(float(max(outs) >= 1.0))
+                        orc.append(float(any(solved(n) for n in pool)))
                     elif method == "rerank":  # per step: B sampled actions, take the most promising
                         res = rerank(env, sampler, scorer, m=b, seed=sd, max_steps=args.max_steps, **in_task(args, g))
                     elif method == "vote":  # per step: B sampled actions, take the most drawn (no PRM)
@@ -545,7 +554,7 @@ def stage_search(
                         )
                     samples += res.samples
                     scored += res.scored
-                    succ.append(float(res.best.outcome() >= 1.0))
+                    succ.append(float(solved(res.best)))
                     score.append(res.best.outcome())
                 row = {
                     "success": float(np.mean(succ)),
@@ -630,7 +639,7 @@ def stage_siblings(args, work: Path, prm_name: str, goals: int = 15, split: str 
             q = []
             for k in kids:  # the sibling's value to a policy that acts well afterwards
                 end, _ = rollout(env, expert, k, seed=0, max_steps=args.max_steps)
-                q.append(args.gamma ** (len(end.steps) - len(k.steps)) * float(end.outcome() >= 1.0))
+                q.append(args.gamma ** (len(end.steps) - len(k.steps)) * float(solved(end)))
             qa = np.array(q)
             if qa.max() <= 0:
                 continue
