@@ -109,13 +109,11 @@ def main() -> None:
             / keys[-1].replace("=", "")
         )
         t = time.perf_counter()
-        if len(episodes(folder)) < args.goals:
-            if folder.exists():  # a cut search does not resume: play the arm again
-                (folder / "trajectories.jsonl").unlink(missing_ok=True)
+        if len(episodes(folder)) < args.goals:  # a cut search resumes: only the missing goals are played
             prm = [f"model={w / 'prm' / 'best'}"] if arm in NEEDS_PRM else []
             run(
                 [py, "-m", "prm.search", "env=webshop", "+env.kwargs.split=test", f"episodes={args.goals}", "seed=0",
-                 "temperature=0.7", f"history={args.history}", *keys, *prm, f"out={folder}"],
+                 "temperature=0.7", f"history={args.history}", *keys, *prm, "resume=true", f"out={folder}"],
                 console,
             )  # fmt: skip
         timings[f"{arm}_s"] = time.perf_counter() - t

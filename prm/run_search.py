@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -21,6 +22,7 @@ from agents.core.factory import build_brain, make_env
 from agents.engine import metric_table
 from agents.resolve import brain_with_defaults, resolve_brain, resolve_env, resolve_perception
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
+from envs.util import atomic_write_text
 from prm.dense import annotate
 from prm.model import PRMModel
 from prm.policy import BrainSampler, to_episode
@@ -49,7 +51,42 @@ class SearchConfig(AgentInEnvConfig):
     max_steps: int | None = Field(None, ge=1)  # None = env.max_steps
     out: str
     batch_size: int = Field(16, ge=1)  # PRM scoring batch
+    # true: keep the episodes `out` already holds (same ids: strategy and seed) and play only the missing ones; a
+    # rerun whose other keys differ from `out/search.json` is refused (two searches would mix in one folder)
+    resume: bool = False
     log_level: LogLevel = "INFO"
+
+
+MANIFEST = "search.json"
+NOT_PINNED = {"episodes", "resume", "log_level", "batch_size"}  # keys a resumed search may change
+
+
+def pin_config(c: SearchConfig) -> set[str]:
+    """Write `out/search.json` (the keys that shape the episodes) on a first run; on `resume=true` refuse other keys
+    and return the episode ids already stored. Without `resume`, an `out` that holds episodes is refused."""
+    out = Path(c.out)
+    plain = {k: v for k, v in c.model_dump(mode="json").items() if k not in NOT_PINNED}
+    stored = {ep.episode_id for ep in TrajectoryStore(out / TRAJECTORIES).read()}
+    path = out / MANIFEST
+    if stored and not c.resume:
+        raise ConfigError(
+            f"{out} already holds {len(stored)} searched episodes; resume=true plays only the missing ones, "
+            "or choose another out=..."
+        )
+    if c.resume and path.exists():
+        try:
+            before = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path} is corrupt ({e}); restore it, or delete it to adopt this config") from None
+        changed = sorted(k for k in set(before) | set(plain) if before.get(k) != plain.get(k))
+        if changed:
+            raise ConfigError(
+                f"{out} holds a search made with other settings (changed: {', '.join(changed)}); rerun with the "
+                "original settings to resume it, or choose another out=..."
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(plain, indent=2, default=str))
+    return stored
 
 
 def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = None) -> list[SearchResult]:
@@ -68,10 +105,13 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
     brain = build_brain(resolve_brain(brain_cfg, env_name, agent.perception.turn_style))
     agent_cfg = agent.model_dump(exclude={"temperature"})
     sampler = BrainSampler(brain, temperature=c.temperature, agent_cfg=agent_cfg, history=c.history)
+    stored = pin_config(c)
     store = TrajectoryStore(Path(c.out) / TRAJECTORIES)
     results = []
     for i in range(c.episodes):
         seed = c.seed + i
+        if f"{env_name}-{c.strategy}-{seed}" in stored:
+            continue  # resume=true: searched by an earlier run
         t0 = time.time()
         kw: dict[str, Any] = dict(seed=seed, max_steps=max_steps, reset_seed=seed)
         if c.strategy == "beam":

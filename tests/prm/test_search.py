@@ -373,3 +373,30 @@ def test_python_m_prm_search_runs_the_unguided_vote_without_a_model(tmp_path):
     assert len(results) == 2 and all(r.scored == 0 and r.meta["prior"] == 1.0 for r in results)
     episodes = list(TrajectoryStore(tmp_path / "vote" / TRAJECTORIES).read(strict=True))
     assert [e.meta["search"]["strategy"] for e in episodes] == ["rerank", "rerank"]
+
+
+def test_a_cut_search_resumes_with_the_same_settings_and_refuses_others(tmp_path):
+    """resume=true plays only the seeds `out` lacks; another strategy into the same folder, or a rerun without resume,
+    is refused with what differs, and nothing stored is lost."""
+    from agents.config import ConfigError
+    from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
+    from prm.run_search import run_search
+
+    out = tmp_path / "vote"
+    cfg = {
+        "strategy": "vote",
+        "m": 3,
+        "episodes": 2,
+        "out": str(out),
+        "env": {"name": "webshop", "id": "agentsim/WebShop-v0", "max_steps": 15, "kwargs": {"split": "test"}},
+        "brain": {"name": "scripted", "epsilon": 0.5},
+    }
+    assert len(run_search(cfg)) == 2  # seeds 0, 1 (the run that was cut)
+    first = list(TrajectoryStore(out / TRAJECTORIES).read(strict=True))
+    with pytest.raises(ConfigError, match="already holds 2 searched episodes; resume=true"):
+        run_search(cfg | {"episodes": 4})
+    with pytest.raises(ConfigError, match=r"changed: m\)"):
+        run_search(cfg | {"episodes": 4, "m": 5, "resume": True})
+    assert len(run_search(cfg | {"episodes": 4, "resume": True})) == 2  # only seeds 2, 3 are played
+    episodes = list(TrajectoryStore(out / TRAJECTORIES).read(strict=True))
+    assert [e.seed for e in episodes] == [0, 1, 2, 3] and episodes[:2] == first
