@@ -11,6 +11,8 @@ An env is a `gymnasium.Env` with `FreeText` observation and action spaces.
     - on a bad action, `error`: what was wrong and what is allowed. A bad action never raises
       and never silently no-ops; the state is unchanged.
 - `info` may carry, for the agent side's generic helpers:
+    - `success`: bool, at the step that ends the task: the env's verdict, which runs record as the episode's
+      success unless `env.success_threshold` is set (BabyAI's reward for a solved level is below 1),
     - `slot_stopwords`: list[str], with `action_templates`: words of the env's domain that slot
       filling should not put into a template's slot (WebShop: "buy", "price", ...). A template
       whose verb also begins listed `available_actions` (`check[...]` beside `check[Fuse]`) is
