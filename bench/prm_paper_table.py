@@ -64,9 +64,35 @@ def cell(summary: dict[str, Any], keys: list[str], metric: str) -> dict[str, flo
     return None
 
 
+def markdown(rows: dict[str, Any]) -> str:
+    """The table as Markdown: our rows (mean ± 95% CI) and the paper's beside them."""
+    cols = list(COLUMNS)
+    lines = ["| env / policy | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for env, row in rows.items():
+        if "missing" in row:
+            continue
+        cells = [
+            "–" if row["cells"][c] is None else f"{row['cells'][c]['mean']:.1f} ± {row['cells'][c]['ci95']:.1f}"
+            for c in cols
+        ]
+        lines.append(f"| {env}, {row['metric']} (ε-expert {row['policy'].split()[-1]}) | " + " | ".join(cells) + " |")
+        for model in ("Qwen2.5-0.5B", "Qwen2.5-3B"):
+            paper = PAPER.get(env, {}).get(model)
+            if paper is None:
+                continue
+            shown = dict(zip(("one sample", "beam @2x2 (paper)", "beam @4x4 (paper)", "beam @8x8 (paper)"), paper))
+            lines.append(
+                f"| {env}, paper {model} | "
+                + " | ".join("–" if shown.get(c) is None else f"{shown[c]:.1f}" for c in cols)
+                + " |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=RESULTS / "prm_paper_table.json")
+    ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown (for docs/prm.md)")
     args = ap.parse_args()
     rows: dict[str, Any] = {}
     for env, name in SOURCES.items():
@@ -117,6 +143,8 @@ def main() -> None:
                 *["-" if shown.get(col) is None else f"{shown[col]:.1f}" for col in COLUMNS],
             )
     Console(width=240).print(table)
+    if args.markdown:
+        print(markdown(rows))
     args.out.write_text(json.dumps({"rows": rows, "paper": PAPER}, indent=2) + "\n")
     print(f"wrote {args.out}")
 
