@@ -22,12 +22,13 @@ from rich.console import Console
 from rich.table import Table
 
 RESULTS = Path(__file__).resolve().parent / "results"
-# env -> the prm_experiment results this table reads (the newest settled run of each)
+# env -> the prm_experiment results this table reads (the newest settled runs of each; a later file of one env fills
+# only the columns the earlier ones lack: the same --work, PRM and seeds, searched with more methods)
 SOURCES = {
-    "WebShop": "prm_beam_prior03.json",
-    "Fault trees": "prm_faulttree_fixed.json",
-    "TextCraft": "prm_textcraft.json",
-    "BabyAI": "prm_babyai.json",
+    "WebShop": ["prm_beam_prior03.json"],
+    "Fault trees": ["prm_faulttree_fixed.json"],
+    "TextCraft": ["prm_textcraft.json", "prm_textcraft_prior.json"],
+    "BabyAI": ["prm_babyai.json"],
 }
 # column -> summary keys that hold it, first found wins (runs differ in the methods and budgets they ran)
 COLUMNS: dict[str, list[str]] = {
@@ -45,7 +46,7 @@ COLUMNS: dict[str, list[str]] = {
 # AgentPRM (Table 1): SFT policy greedy, then PRM beam @2x2 / @4x4 / @8x8. WebShop and TextCraft: success (%);
 # BabyAI: reward (x100). Values as quoted in docs/prm.md; for 0.5B on TextCraft and BabyAI only the two ends of the
 # row are quoted there (SFT, then @8x8), so the middle stays empty.
-PAPER = {
+PAPER: dict[str, dict[str, Any]] = {
     "WebShop": {"metric": "success", "Qwen2.5-0.5B": [30.5, 30.5, 51.5, 62.5], "Qwen2.5-3B": [46.0, 61.0, 72.5, 76.0]},
     "TextCraft": {
         "metric": "success",
@@ -95,14 +96,17 @@ def main() -> None:
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown (for docs/prm.md)")
     args = ap.parse_args()
     rows: dict[str, Any] = {}
-    for env, name in SOURCES.items():
-        path = RESULTS / name
-        if not path.exists():
-            rows[env] = {"missing": f"{name} not found: run bench/prm_experiment.py --env ... (docs/prm.md)"}
+    for env, names in SOURCES.items():
+        missing = [n for n in names if not (RESULTS / n).exists()]
+        if missing:
+            rows[env] = {"missing": f"{missing[0]} not found: run bench/prm_experiment.py --env ... (docs/prm.md)"}
             continue
-        run = json.loads(path.read_text())
-        cfg = run["config"]
-        summary = run["summary_td"]
+        runs = [json.loads((RESULTS / n).read_text()) for n in names]
+        run, cfg = runs[0], runs[0]["config"]
+        summary: dict[str, Any] = {}
+        for r in runs:
+            summary = {**r["summary_td"], **summary}  # the first file that has a key keeps it
+        name = " + ".join(names)
         metric = "score" if PAPER.get(env, {}).get("metric") == "reward" else "success"
         rows[env] = {
             "source": name,
