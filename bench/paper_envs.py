@@ -99,7 +99,6 @@ def bench_agent(name: str, env_id: str, episodes: int, max_steps: int) -> dict:
                 "name": name,
                 "id": env_id,
                 "max_steps": max_steps,
-                "success_threshold": 1.0 if name == "textcraft" else 0.01,
                 "kwargs": {"split": "eval"},
             },
             "brain": {"name": "local"},

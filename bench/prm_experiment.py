@@ -98,11 +98,11 @@ def in_task(args, g: int) -> dict:
 
 
 def solved(node) -> bool:
-    """Success at a real end, as the env judges it (`info["success"]`: BabyAI's solved levels pay below 1), else a
-    final reward of 1; a cut is a failure."""
-    if not node.terminated:
-        return False
-    return bool(node.info.get("success", node.outcome() >= 1.0))
+    """Success at a real end by the runner's own rule (`agents.core.loop.is_success`: the env's verdict, else a final
+    reward of 1); a cut is a failure."""
+    from agents.core.loop import is_success
+
+    return node.terminated and is_success(node.outcome(), node.info, None)
 
 
 def n_tasks(env) -> int:

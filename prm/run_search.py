@@ -19,13 +19,14 @@ from rich.table import Table
 from agents.cli import hydra_command
 from agents.config import SEED_MAX, AgentInEnvConfig, ConfigError, LogLevel, validate_config
 from agents.core.factory import build_brain, make_env
+from agents.core.loop import is_success
 from agents.engine import metric_table
 from agents.resolve import brain_with_defaults, resolve_brain, resolve_env, resolve_perception
 from agents.trajectories.store import TRAJECTORIES, TrajectoryStore
 from envs.util import atomic_write_text
 from prm.dense import annotate
 from prm.model import PRMModel
-from prm.policy import BrainSampler, to_episode
+from prm.policy import BrainSampler, Node, to_episode
 from prm.scoring import PRMScorer
 from prm.search import SearchResult, beam_search, best_of_n, rerank
 
@@ -157,12 +158,17 @@ def run_search(cfg: dict[str, Any] | SearchConfig, console: Console | None = Non
     return results
 
 
+def solved(node: Node, c: SearchConfig) -> bool:
+    """The runner's success rule (`is_success`) at a real end; a cut is a failure."""
+    return node.terminated and is_success(node.outcome(), node.info, c.env.success_threshold)
+
+
 def _table(c: SearchConfig, results: list[SearchResult]) -> Table:
     n = max(1, len(results))
     return metric_table(
         f"{c.strategy} (n={c.n}, m={c.m}) over {len(results)} episodes",
         [
-            ("success rate", f"{sum(r.best.outcome() >= 1.0 for r in results) / n:.1%}"),
+            ("success rate", f"{sum(solved(r.best, c) for r in results) / n:.1%}"),
             ("mean score", f"{sum(r.best.outcome() for r in results) / n:.3f}"),
             ("policy samples / episode", f"{sum(r.samples for r in results) / n:.1f}"),
             ("PRM-scored nodes / episode", f"{sum(r.scored for r in results) / n:.1f}"),
